@@ -1,0 +1,1 @@
+//! pktlab bench layer.

@@ -1,0 +1,9 @@
+//! One module per subcommand: argument definitions and the glue that calls
+//! the library crates.
+
+pub mod bench;
+pub mod gen;
+pub mod lab;
+pub mod ministat;
+pub mod pktgen_log;
+pub mod recv;

@@ -1,0 +1,59 @@
+//! The `pktlab` binary: subcommands only, no logic. Every subcommand lives in
+//! `cmd/` and returns `anyhow::Result<()>`; `error::exit_code` maps failures to
+//! exit codes (2 for bad usage or input, 1 for runtime failures).
+
+mod cmd;
+mod error;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "pktlab",
+    version,
+    about = "Measure how fast a router or firewall forwards packets"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate test traffic (like pkt-gen -f tx)
+    Gen(cmd::gen::Args),
+    /// Receive and check test traffic (like pkt-gen -f rx)
+    Recv(cmd::recv::Args),
+    /// Build, inspect or remove the built-in namespace lab
+    Lab(cmd::lab::Args),
+    /// Run the forwarding benchmark on the lab
+    Bench(cmd::bench::Args),
+    /// Compare data sets like FreeBSD's ministat(1)
+    Ministat(cmd::ministat::Args),
+    /// Extract per-run pps values from netmap pkt-gen logs (like BSDRP)
+    #[command(name = "pktgen-log")]
+    PktgenLog(cmd::pktgen_log::Args),
+}
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
+            let _ = e.print();
+            std::process::exit(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let result = match cli.command {
+        Command::Gen(a) => cmd::gen::run(a),
+        Command::Recv(a) => cmd::recv::run(a),
+        Command::Lab(a) => cmd::lab::run(a),
+        Command::Bench(a) => cmd::bench::run(a),
+        Command::Ministat(a) => cmd::ministat::run(a),
+        Command::PktgenLog(a) => cmd::pktgen_log::run(a),
+    };
+    if let Err(err) = result {
+        eprintln!("pktlab: {}", error::one_line(&err));
+        std::process::exit(error::exit_code(&err));
+    }
+}
