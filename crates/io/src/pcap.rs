@@ -36,6 +36,8 @@ pub struct PcapTx {
     out: BufWriter<File>,
     path: PathBuf,
     buf: Vec<u8>,
+    /// Length of the frame left in `buf` by the last `fill`.
+    last_len: usize,
     tx_errors: u64,
 }
 
@@ -62,6 +64,7 @@ impl PcapTx {
             out,
             path: path.to_path_buf(),
             buf: vec![0; slot_size],
+            last_len: 0,
             tx_errors: 0,
         })
     }
@@ -92,13 +95,14 @@ impl TxPort for PcapTx {
     }
 
     #[inline]
-    fn send_batch<F: FnMut(usize, &mut [u8]) -> usize>(
+    fn send_batch<F: FnMut(usize, &mut [u8], usize) -> usize>(
         &mut self,
         n: usize,
         mut fill: F,
     ) -> Result<usize, IoError> {
         for i in 0..n {
-            let len = fill(i, &mut self.buf);
+            let len = fill(i, &mut self.buf, self.last_len);
+            self.last_len = len.min(self.buf.len());
             if len == 0 || len > self.buf.len() {
                 self.tx_errors += 1;
                 continue;

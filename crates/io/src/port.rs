@@ -14,9 +14,13 @@ pub trait TxPort {
 
     /// Queues up to `n` frames.
     ///
-    /// Calls `fill(i, slot)` for i = 0.. in order, once per frame that is
-    /// really queued; `fill` writes the frame into `slot` (len >=
-    /// `slot_size()`) and returns its length. Returns how many were queued:
+    /// Calls `fill(i, slot, prev_len)` for i = 0.. in order, once per frame
+    /// that is really queued; `fill` writes the frame into `slot` (len >=
+    /// `slot_size()`) and returns its length. `slot[..prev_len]` still holds
+    /// the frame this port last sent from the same slot (`prev_len` is 0 for a
+    /// slot never used), so a generator that writes frames from templates
+    /// needs to rewrite only the bytes that differ: frames are patched in
+    /// place in the ring or UMEM instead of copied whole. Returns how many were queued:
     /// fewer than `n` when the ring is full (it kicks the kernel and may wait
     /// briefly, but never blocks indefinitely: at most ~1 ms). Kicks the
     /// kernel to transmit what it queued.
@@ -25,7 +29,7 @@ pub trait TxPort {
     /// an Ethernet header, longer than the slot or the interface's MTU) is
     /// still counted as queued, but it is dropped and counted in
     /// [`TxPort::tx_errors`].
-    fn send_batch<F: FnMut(usize, &mut [u8]) -> usize>(
+    fn send_batch<F: FnMut(usize, &mut [u8], usize) -> usize>(
         &mut self,
         n: usize,
         fill: F,

@@ -30,7 +30,7 @@ fn send_all(tx: &mut AfPacketTx, frames: &[Vec<u8>], batch: usize, mut between: 
     while sent < frames.len() {
         let want = batch.min(frames.len() - sent);
         let k = tx
-            .send_batch(want, |i, slot| {
+            .send_batch(want, |i, slot, _| {
                 let f = &frames[sent + i];
                 slot[..f.len()].copy_from_slice(f);
                 f.len()
@@ -149,7 +149,7 @@ fn tx_refuses_bad_lengths_and_counts_them() {
         // 0 bytes, 10 bytes (< Ethernet header), 1515 bytes (> MTU 1500 + 14), then a good one.
         let lens = [0usize, 10, 1515, 60];
         let n = tx
-            .send_batch(lens.len(), |i, slot| {
+            .send_batch(lens.len(), |i, slot, _| {
                 slot[..60].copy_from_slice(&good);
                 lens[i]
             })
@@ -373,7 +373,7 @@ fn tx_rate_64_byte_frames() {
             let mut sent = 0u64;
             while start.elapsed() < Duration::from_secs(2) {
                 sent += tx
-                    .send_batch(256, |_, slot| {
+                    .send_batch(256, |_, slot, _| {
                         slot[..60].copy_from_slice(&frame);
                         60
                     })

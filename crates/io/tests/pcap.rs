@@ -47,7 +47,7 @@ fn write(path: &std::path::Path, frames: &[Vec<u8>]) {
     while done < frames.len() {
         let want = 64.min(frames.len() - done);
         done += tx
-            .send_batch(want, |i, slot| {
+            .send_batch(want, |i, slot, _| {
                 let f = &frames[done + i];
                 slot[..f.len()].copy_from_slice(f);
                 f.len()

@@ -79,6 +79,9 @@ pub struct AfPacketTx {
     vnet: bool,
     qdisc_bypass: bool,
     tx_errors: u64,
+    /// Length of the frame each slot last held, handed to `fill` so that a
+    /// generator patches the slot instead of rewriting it whole.
+    slot_lens: Vec<u32>,
 }
 
 impl AfPacketTx {
@@ -162,6 +165,7 @@ impl AfPacketTx {
             vnet,
             qdisc_bypass,
             tx_errors: 0,
+            slot_lens: vec![0; nslots],
         })
     }
 
@@ -327,7 +331,7 @@ impl TxPort for AfPacketTx {
     }
 
     #[inline]
-    fn send_batch<F: FnMut(usize, &mut [u8]) -> usize>(
+    fn send_batch<F: FnMut(usize, &mut [u8], usize) -> usize>(
         &mut self,
         n: usize,
         mut fill: F,
@@ -348,9 +352,11 @@ impl TxPort for AfPacketTx {
                 // SAFETY: the Acquire load saw the slot owned by user space,
                 // and `&mut self` makes this the only reference to it.
                 let data = unsafe { self.slot_data(i) };
-                let len = fill(queued, data);
+                let len = fill(queued, data, self.slot_lens[i] as usize);
                 queued += 1;
-                if self.frame_ok(data, len) {
+                let ok = self.frame_ok(data, len);
+                self.slot_lens[i] = len.min(self.slot_size) as u32;
+                if ok {
                     self.set_len(i, len);
                     // Release: the frame bytes and tp_len are visible to the
                     // kernel before it can see SEND_REQUEST.
