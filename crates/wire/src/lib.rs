@@ -3,10 +3,15 @@
 
 mod decimal;
 mod error;
+mod fastdiv;
+pub mod flow;
 pub mod mac;
+pub mod range;
 pub mod rate;
 pub mod units;
 
 pub use error::WireError;
+pub use flow::{Flow, FlowCursor, FlowOrder, FlowSet, MAX_FLOWS};
 pub use mac::MacAddr;
+pub use range::{AddrRange, EndpointRange, Family, PortRange};
 pub use units::{parse_count, parse_duration, parse_link_speed, parse_rate, Rate};
