@@ -8,10 +8,12 @@ pub mod flow;
 pub mod mac;
 pub mod range;
 pub mod rate;
+pub mod size;
 pub mod units;
 
 pub use error::WireError;
 pub use flow::{Flow, FlowCursor, FlowOrder, FlowSet, MAX_FLOWS};
 pub use mac::MacAddr;
 pub use range::{AddrRange, EndpointRange, Family, PortRange};
+pub use size::SizeMix;
 pub use units::{parse_count, parse_duration, parse_link_speed, parse_rate, Rate};
