@@ -1,11 +1,13 @@
 //! pktlab wire layer: frame templates, ranges, flows, sizes, the test payload
 //! and checksums. Pure code, no I/O.
 
+pub mod checksum;
 mod decimal;
 mod error;
 mod fastdiv;
 pub mod flow;
 pub mod mac;
+pub mod payload;
 pub mod range;
 pub mod rate;
 pub mod size;
@@ -14,6 +16,7 @@ pub mod units;
 pub use error::WireError;
 pub use flow::{Flow, FlowCursor, FlowOrder, FlowSet, MAX_FLOWS};
 pub use mac::MacAddr;
+pub use payload::{latency_ns, TestPayload, MAGIC, PAYLOAD_LEN};
 pub use range::{AddrRange, EndpointRange, Family, PortRange};
 pub use size::SizeMix;
 pub use units::{parse_count, parse_duration, parse_link_speed, parse_rate, Rate};
