@@ -4,13 +4,17 @@
 pub mod checksum;
 mod decimal;
 mod error;
+pub mod ethernet;
 mod fastdiv;
 pub mod flow;
+pub mod ipv4;
+pub mod ipv6;
 pub mod mac;
 pub mod payload;
 pub mod range;
 pub mod rate;
 pub mod size;
+pub mod udp;
 pub mod units;
 
 pub use error::WireError;
