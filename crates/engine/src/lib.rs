@@ -1,1 +1,59 @@
-//! pktlab engine layer.
+//! pktlab engine layer: TX and RX worker threads, rate pacing, counters,
+//! per-interval reports and a clean stop on signals.
+//!
+//! The engine runs one worker thread per port. Each worker may enter a
+//! network namespace and be pinned to a CPU *before* it opens its port, so
+//! rings are allocated where they are used and sockets belong to the right
+//! namespace. A monitor thread samples the workers' counters once per
+//! interval and hands reports to the caller's thread over a channel; the
+//! workers themselves never format or allocate per packet.
+//!
+//! - [`tx::run_tx`] drives [`TxPort`](pktlab_io::port::TxPort)s with
+//!   [`FrameSource`]s (the wire layer's `FrameGen`), paced by [`pacer`];
+//! - [`rx::run_rx`] drains [`RxPort`](pktlab_io::port::RxPort)s and checks
+//!   the test payload per stream ([`seq`]), latency and flows.
+
+pub mod affinity;
+pub mod backend;
+pub mod clock;
+mod error;
+mod gate;
+pub mod gen;
+pub mod netns;
+pub mod pacer;
+pub mod recv;
+pub mod rx;
+pub mod seq;
+pub mod stop;
+pub mod tx;
+
+pub use error::EngineError;
+pub use stop::StopSignal;
+
+/// Writes frames into port slots: the wire layer's generator, seen from the
+/// engine. A trait so that the engine's tests can use simple sources.
+pub trait FrameSource: Send {
+    /// Longest frame (bytes without FCS) this source writes.
+    fn max_len(&self) -> usize;
+    /// Writes the next frame into `buf`, which still holds `prev_len` bytes
+    /// of the frame this source last wrote there; returns its length (bytes
+    /// without FCS). `ts_ns` is the CLOCK_REALTIME transmit timestamp.
+    fn write_next(&mut self, buf: &mut [u8], prev_len: usize, ts_ns: u64) -> usize;
+}
+
+impl FrameSource for pktlab_wire::frame::FrameGen {
+    fn max_len(&self) -> usize {
+        pktlab_wire::frame::FrameGen::max_len(self)
+    }
+
+    #[inline(always)]
+    fn write_next(&mut self, buf: &mut [u8], prev_len: usize, ts_ns: u64) -> usize {
+        pktlab_wire::frame::FrameGen::write_next(self, buf, prev_len, ts_ns)
+    }
+}
+
+/// Bytes an Ethernet frame occupies on the wire besides the frame itself:
+/// preamble, SFD and the inter-frame gap (DESIGN.md, "Rates").
+pub const L1_OVERHEAD: u64 = 20;
+/// The FCS, which ports neither send nor capture but frame sizes include.
+pub const FCS_LEN: u64 = 4;

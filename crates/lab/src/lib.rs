@@ -2,6 +2,7 @@
 //! forwarding lab.
 
 mod error;
+pub mod neigh;
 pub mod netns;
 pub mod runner;
 

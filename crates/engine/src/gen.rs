@@ -1,0 +1,76 @@
+//! A whole generator run: frame sources from the wire layer, ports from the
+//! io layer, threads from [`crate::tx`].
+
+use pktlab_io::afpacket::{AfPacketTx, TxRingConfig};
+use pktlab_io::null::NullTx;
+use pktlab_io::pcap::PcapTx;
+use pktlab_wire::frame::{FrameGen, FrameSpec};
+
+use crate::backend::IoSpec;
+use crate::tx::{run_tx, TxEvent, TxPlan, TxSummary};
+use crate::{EngineError, StopSignal};
+
+/// Everything `pktlab gen` needs, already parsed and checked.
+#[derive(Clone, Debug)]
+pub struct GenConfig {
+    pub io: IoSpec,
+    /// The interface to send on (AF_PACKET and AF_XDP).
+    pub iface: Option<String>,
+    pub frames: FrameSpec,
+    pub plan: TxPlan,
+}
+
+/// Runs the generator; `on_event` sees the start and each interval.
+pub fn run_gen(
+    cfg: &GenConfig,
+    stop: &StopSignal,
+    on_event: impl FnMut(TxEvent),
+) -> Result<TxSummary, EngineError> {
+    let threads = cfg.plan.threads as u32;
+    let sources = (0..threads)
+        .map(|t| FrameGen::try_new(&cfg.frames, t, threads))
+        .collect::<Result<Vec<FrameGen>, _>>()?;
+    let max_len = sources.first().map_or(0, |g| g.max_len());
+    let iface = || {
+        cfg.iface.clone().ok_or_else(|| {
+            EngineError::BadPlan(format!("--io {} needs an interface (-i)", cfg.io.name()))
+        })
+    };
+    match &cfg.io {
+        IoSpec::AfPacket => {
+            let name = iface()?;
+            let ring = TxRingConfig {
+                slot_size: max_len.max(60),
+                ..TxRingConfig::default()
+            };
+            run_tx(
+                &cfg.plan,
+                sources,
+                |_| AfPacketTx::open(&name, &ring),
+                stop,
+                on_event,
+            )
+        }
+        IoSpec::Pcap(path) => {
+            if cfg.plan.threads != 1 {
+                return Err(EngineError::BadPlan(
+                    "--io pcap writes one file: use one thread (-p 1)".into(),
+                ));
+            }
+            run_tx(
+                &cfg.plan,
+                sources,
+                |_| PcapTx::create(path, max_len),
+                stop,
+                on_event,
+            )
+        }
+        IoSpec::Null => run_tx(
+            &cfg.plan,
+            sources,
+            |_| Ok(NullTx::new(max_len)),
+            stop,
+            on_event,
+        ),
+    }
+}

@@ -1,0 +1,505 @@
+//! The receive side: one worker thread per port, each checking the test
+//! payload of every frame it gets.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_utils::CachePadded;
+use hdrhistogram::Histogram;
+use pktlab_io::iface::IfCounters;
+use pktlab_io::port::{RxFrame, RxPort};
+use pktlab_io::IoError;
+use pktlab_wire::parse::{parse_test_frame, FlowKey};
+use pktlab_wire::payload::latency_ns;
+
+use crate::gate::Gate;
+use crate::seq::{SeqCounts, StreamTable};
+use crate::tx::place_thread;
+use crate::{EngineError, StopSignal, FCS_LEN, L1_OVERHEAD};
+
+/// How long a worker waits for frames before it looks at the stop signal.
+const POLL_TIMEOUT: Duration = Duration::from_millis(20);
+/// Latencies above this (an hour) are clamped: the clocks are not shared.
+const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+
+/// What an RX run should do.
+#[derive(Clone, Debug)]
+pub struct RxPlan {
+    pub threads: usize,
+    /// Stop after this many frames (in total; exact with one thread).
+    pub count: Option<u64>,
+    pub duration: Option<Duration>,
+    /// Stop after this long without frames, once frames have arrived.
+    pub idle: Option<Duration>,
+    pub interval: Duration,
+    pub cpus: Vec<usize>,
+    pub netns: Option<String>,
+    /// An interface whose own counters are read before and after the run.
+    pub iface: Option<String>,
+}
+
+impl Default for RxPlan {
+    fn default() -> Self {
+        RxPlan {
+            threads: 1,
+            count: None,
+            duration: None,
+            idle: None,
+            interval: Duration::from_secs(1),
+            cpus: Vec::new(),
+            netns: None,
+            iface: None,
+        }
+    }
+}
+
+/// One reporting interval, summed over threads.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RxInterval {
+    pub elapsed: f64,
+    pub seconds: f64,
+    /// Every frame received, test frames and foreign ones.
+    pub packets: u64,
+    pub bytes: u64,
+    /// Frames without a valid test payload.
+    pub foreign: u64,
+    pub pps: f64,
+    pub l2_bps: f64,
+    pub l1_bps: f64,
+    pub threads: Vec<u64>,
+}
+
+/// One-way latency in nanoseconds, from the payload's TX timestamp to the
+/// receive timestamp. Meaningful when sender and receiver share a clock.
+#[derive(Clone, Copy, Debug, serde::Serialize, PartialEq)]
+pub struct Latency {
+    pub count: u64,
+    pub min: u64,
+    pub avg: f64,
+    pub p50: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RxThreadSummary {
+    pub packets: u64,
+    pub bytes: u64,
+    pub foreign: u64,
+    /// Frames the kernel dropped because this port's ring was full.
+    pub ring_drops: u64,
+    pub cpu: Option<usize>,
+}
+
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RxSummary {
+    pub packets: u64,
+    pub bytes: u64,
+    /// From the first frame to the last one.
+    pub seconds: f64,
+    pub pps: f64,
+    pub l2_bps: f64,
+    pub l1_bps: f64,
+    /// Distinct 5-tuples among the test frames.
+    pub flows: u64,
+    /// Streams (flow indexes of the generator) seen.
+    pub streams: u64,
+    pub lost: u64,
+    pub out_of_order: u64,
+    pub duplicates: u64,
+    pub foreign: u64,
+    pub ring_drops: u64,
+    pub latency_ns: Option<Latency>,
+    pub interrupted: bool,
+    pub threads: Vec<RxThreadSummary>,
+    pub iface: Option<IfCounters>,
+}
+
+#[derive(Clone, Debug)]
+pub enum RxEvent {
+    /// Every port is open and receiving.
+    Ready,
+    Interval(RxInterval),
+}
+
+#[derive(Default)]
+struct Counters {
+    packets: AtomicU64,
+    bytes: AtomicU64,
+    foreign: AtomicU64,
+    /// Nanoseconds since the start at the end of the last batch with
+    /// frames, plus one (0: no frame yet).
+    last_frame: AtomicU64,
+}
+
+/// Everything one worker learns about the frames it checks.
+struct Checker {
+    streams: StreamTable,
+    /// A hash of each stream's 5-tuple, so that the flow set is touched only
+    /// when a stream shows a 5-tuple not seen with it before.
+    stream_keys: Vec<u64>,
+    flows: HashSet<FlowKey>,
+    latency: Histogram<u64>,
+    packets: u64,
+    bytes: u64,
+    foreign: u64,
+    /// Receive timestamps of the first and the last frame (0: none yet).
+    first_ts: u64,
+    last_ts: u64,
+}
+
+impl Checker {
+    fn new() -> Checker {
+        Checker {
+            streams: StreamTable::default(),
+            stream_keys: Vec::new(),
+            flows: HashSet::new(),
+            latency: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3)
+                .expect("valid histogram bounds"),
+            packets: 0,
+            bytes: 0,
+            foreign: 0,
+            first_ts: 0,
+            last_ts: 0,
+        }
+    }
+
+    #[inline]
+    fn check(&mut self, frame: &RxFrame<'_>) {
+        self.packets += 1;
+        self.bytes += frame.wire_len as u64 + FCS_LEN;
+        if self.first_ts == 0 {
+            self.first_ts = frame.ts_ns;
+        }
+        self.last_ts = frame.ts_ns;
+        let Some(t) = parse_test_frame(frame.data) else {
+            self.foreign += 1;
+            return;
+        };
+        let stream = t.payload.stream;
+        self.streams.observe(stream, t.payload.seq);
+        let key_hash = hash_key(&t.key);
+        let i = stream as usize;
+        if i >= self.stream_keys.len() {
+            self.stream_keys
+                .resize((i + 1).next_power_of_two().max(1024), 0);
+        }
+        if self.stream_keys[i] != key_hash {
+            self.stream_keys[i] = key_hash;
+            self.flows.insert(t.key);
+        }
+        let lat = latency_ns(frame.ts_ns, t.payload.ts40).clamp(1, MAX_LATENCY_NS);
+        self.latency.saturating_record(lat);
+    }
+}
+
+/// A fast, non-zero hash of a flow key (FxHash-style); collisions only
+/// cost an extra set lookup.
+#[inline]
+fn hash_key(key: &FlowKey) -> u64 {
+    use std::hash::{Hash, Hasher};
+    struct Fx(u64);
+    impl Hasher for Fx {
+        fn finish(&self) -> u64 {
+            self.0 | 1
+        }
+        fn write(&mut self, bytes: &[u8]) {
+            for chunk in bytes.chunks(8) {
+                let mut w = [0u8; 8];
+                w[..chunk.len()].copy_from_slice(chunk);
+                self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w))
+                    .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+            }
+        }
+    }
+    let mut h = Fx(0);
+    key.hash(&mut h);
+    h.finish()
+}
+
+struct WorkerEnd {
+    checker: Checker,
+    summary: RxThreadSummary,
+    iface: Option<IfCounters>,
+}
+
+/// Runs one RX thread per port; `open(i)` opens port i inside the thread
+/// after it entered `plan.netns` and was pinned. `on_event` runs on the
+/// calling thread. The run ends at the count, the duration, the idle
+/// timeout, the end of a finite source (pcap), or the stop signal.
+pub fn run_rx<P, O, E>(
+    plan: &RxPlan,
+    open: O,
+    stop: &StopSignal,
+    mut on_event: E,
+) -> Result<RxSummary, EngineError>
+where
+    P: RxPort,
+    O: Fn(usize) -> Result<P, IoError> + Sync,
+    E: FnMut(RxEvent),
+{
+    if plan.threads == 0 || plan.threads > 1024 {
+        return Err(EngineError::BadPlan(format!(
+            "invalid thread count {}: use 1 to 1024",
+            plan.threads
+        )));
+    }
+    if plan.interval.is_zero() {
+        return Err(EngineError::BadPlan(
+            "the report interval must not be zero".into(),
+        ));
+    }
+    let gate = Gate::default();
+    let counters: Vec<CachePadded<Counters>> =
+        (0..plan.threads).map(|_| CachePadded::default()).collect();
+    let taken = AtomicU64::new(0);
+    let done = AtomicU64::new(0);
+    let run_stop = StopSignal::new();
+
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..plan.threads)
+            .map(|i| {
+                let (gate, counters, open, taken, done, run_stop) =
+                    (&gate, &counters[i], &open, &taken, &done, &run_stop);
+                scope.spawn(move || {
+                    let r = worker(plan, i, open, gate, counters, taken, stop, run_stop);
+                    if r.is_err() {
+                        gate.fail();
+                    }
+                    // One thread ending (error, count, end of file) ends the run.
+                    run_stop.stop();
+                    done.fetch_add(1, Ordering::Release);
+                    r
+                })
+            })
+            .collect();
+
+        let Some(start) = gate.open_when_ready(plan.threads, stop) else {
+            return collect(handles, false);
+        };
+        on_event(RxEvent::Ready);
+        let deadline = plan.duration.map(|d| start + d);
+        let mut last = vec![0u64; plan.threads];
+        let (mut last_bytes, mut last_foreign) = (0u64, 0u64);
+        let mut last_t = start;
+        let mut tick = start + plan.interval;
+        loop {
+            let all_done = done.load(Ordering::Acquire) as usize == plan.threads;
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                run_stop.stop();
+            }
+            if let Some(idle) = plan.idle {
+                let last_frame = counters
+                    .iter()
+                    .map(|c| c.last_frame.load(Ordering::Relaxed))
+                    .max()
+                    .unwrap_or(0);
+                if last_frame > 0
+                    && (now - start).saturating_sub(Duration::from_nanos(last_frame - 1)) >= idle
+                {
+                    run_stop.stop();
+                }
+            }
+            if now >= tick || all_done {
+                let pkts: Vec<u64> = counters
+                    .iter()
+                    .map(|c| c.packets.load(Ordering::Relaxed))
+                    .collect();
+                let bytes: u64 = counters
+                    .iter()
+                    .map(|c| c.bytes.load(Ordering::Relaxed))
+                    .sum();
+                let foreign: u64 = counters
+                    .iter()
+                    .map(|c| c.foreign.load(Ordering::Relaxed))
+                    .sum();
+                let threads: Vec<u64> = pkts.iter().zip(&last).map(|(a, b)| a - b).collect();
+                let packets: u64 = threads.iter().sum();
+                let seconds = (now - last_t).as_secs_f64();
+                if !all_done || packets > 0 {
+                    let db = bytes - last_bytes;
+                    on_event(RxEvent::Interval(RxInterval {
+                        elapsed: (now - start).as_secs_f64(),
+                        seconds,
+                        packets,
+                        bytes: db,
+                        foreign: foreign - last_foreign,
+                        pps: packets as f64 / seconds,
+                        l2_bps: db as f64 * 8.0 / seconds,
+                        l1_bps: (db + packets * L1_OVERHEAD) as f64 * 8.0 / seconds,
+                        threads,
+                    }));
+                }
+                last = pkts;
+                last_bytes = bytes;
+                last_foreign = foreign;
+                last_t = now;
+                while tick <= now {
+                    tick += plan.interval;
+                }
+            }
+            if all_done {
+                break;
+            }
+            let nap = tick.saturating_duration_since(Instant::now());
+            std::thread::sleep(nap.min(Duration::from_millis(5)));
+        }
+        collect(handles, true)
+    })
+}
+
+type Handle<'s> = std::thread::ScopedJoinHandle<'s, Result<Option<WorkerEnd>, EngineError>>;
+
+fn collect(handles: Vec<Handle<'_>>, started: bool) -> Result<RxSummary, EngineError> {
+    let mut ends = Vec::new();
+    let mut first_err = None;
+    for h in handles {
+        match h.join() {
+            Ok(Ok(end)) => ends.push(end),
+            Ok(Err(e)) => {
+                first_err.get_or_insert(e);
+            }
+            Err(_) => {
+                first_err.get_or_insert(EngineError::WorkerPanicked("RX"));
+            }
+        }
+    }
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    let ends: Vec<WorkerEnd> = if started {
+        ends.into_iter().flatten().collect()
+    } else {
+        Vec::new()
+    };
+    // The active period, by the frames' own receive timestamps.
+    let first = ends
+        .iter()
+        .map(|e| e.checker.first_ts)
+        .filter(|&t| t > 0)
+        .min();
+    let last = ends.iter().map(|e| e.checker.last_ts).max().unwrap_or(0);
+    let seconds = match first {
+        Some(f) if last > f => (last - f) as f64 / 1e9,
+        _ => 0.0,
+    };
+    let mut seq = SeqCounts::default();
+    let mut streams = 0u64;
+    let mut flows: HashSet<FlowKey> = HashSet::new();
+    let mut latency: Option<Histogram<u64>> = None;
+    for e in &ends {
+        seq += e.checker.streams.totals();
+        streams += e.checker.streams.streams_seen() as u64;
+        flows.extend(e.checker.flows.iter().copied());
+        match latency.as_mut() {
+            Some(h) => h.add(&e.checker.latency).expect("same histogram bounds"),
+            None => latency = Some(e.checker.latency.clone()),
+        }
+    }
+    let packets: u64 = ends.iter().map(|e| e.summary.packets).sum();
+    let bytes: u64 = ends.iter().map(|e| e.summary.bytes).sum();
+    let per_sec = |x: f64| if seconds > 0.0 { x / seconds } else { 0.0 };
+    Ok(RxSummary {
+        packets,
+        bytes,
+        seconds,
+        pps: per_sec(packets as f64),
+        l2_bps: per_sec(bytes as f64 * 8.0),
+        l1_bps: per_sec((bytes + packets * L1_OVERHEAD) as f64 * 8.0),
+        flows: flows.len() as u64,
+        streams,
+        lost: seq.lost,
+        out_of_order: seq.out_of_order,
+        duplicates: seq.duplicates,
+        foreign: ends.iter().map(|e| e.summary.foreign).sum(),
+        ring_drops: ends.iter().map(|e| e.summary.ring_drops).sum(),
+        latency_ns: latency.filter(|h| !h.is_empty()).map(|h| Latency {
+            count: h.len(),
+            min: h.min(),
+            avg: h.mean(),
+            p50: h.value_at_quantile(0.5),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+        }),
+        interrupted: crate::stop::interrupted(),
+        iface: ends.iter().find_map(|e| e.iface),
+        threads: ends.into_iter().map(|e| e.summary).collect(),
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn worker<P, O>(
+    plan: &RxPlan,
+    i: usize,
+    open: &O,
+    gate: &Gate,
+    counters: &Counters,
+    taken: &AtomicU64,
+    stop: &StopSignal,
+    run_stop: &StopSignal,
+) -> Result<Option<WorkerEnd>, EngineError>
+where
+    P: RxPort,
+    O: Fn(usize) -> Result<P, IoError>,
+{
+    let cpu = place_thread(plan.netns.as_deref(), &plan.cpus, i)?;
+    let mut port = open(i)?;
+    let iface = if i == 0 { plan.iface.as_deref() } else { None };
+    let before = iface.map(pktlab_io::iface::read_counters).transpose()?;
+    let mut checker = Checker::new();
+    let Some(start) = gate.arrive_and_wait(stop) else {
+        return Ok(None);
+    };
+    let limit = plan.count.unwrap_or(u64::MAX);
+    loop {
+        if stop.is_set() || run_stop.is_set() {
+            break;
+        }
+        let already = taken.load(Ordering::Relaxed);
+        if already >= limit {
+            break;
+        }
+        // Frames past the count are left uncounted (exact with one thread;
+        // with several, each may take what was left when its batch began).
+        let mut budget = limit - already;
+        let before_batch = checker.packets;
+        port.recv_batch(POLL_TIMEOUT, |frame| {
+            if budget > 0 {
+                budget -= 1;
+                checker.check(frame);
+            }
+        })?;
+        let got = checker.packets - before_batch;
+        if got > 0 {
+            taken.fetch_add(got, Ordering::Relaxed);
+            let now = start.elapsed().as_nanos() as u64 + 1;
+            counters.last_frame.store(now, Ordering::Relaxed);
+            counters.packets.store(checker.packets, Ordering::Relaxed);
+            counters.bytes.store(checker.bytes, Ordering::Relaxed);
+            counters.foreign.store(checker.foreign, Ordering::Relaxed);
+        }
+        if port.at_eof() {
+            break;
+        }
+    }
+    let ring_drops = port.drops()?;
+    let iface = match (iface, before) {
+        (Some(name), Some(before)) => Some(pktlab_io::iface::read_counters(name)?.delta(&before)),
+        _ => None,
+    };
+    Ok(Some(WorkerEnd {
+        summary: RxThreadSummary {
+            packets: checker.packets,
+            bytes: checker.bytes,
+            foreign: checker.foreign,
+            ring_drops,
+            cpu,
+        },
+        checker,
+        iface,
+    }))
+}

@@ -1,0 +1,256 @@
+//! Per-stream sequence checking: loss, reordering and duplicates.
+//!
+//! Every test frame carries its stream (the flow index) and a per-stream
+//! sequence number that starts at 0 and wraps at 2^32. A stream's state is
+//! the next number expected and a window of which of the last
+//! [`WINDOW`] numbers below it have arrived:
+//!
+//! - `seq == next`: in order;
+//! - `seq > next` (in serial-number arithmetic): the numbers in between are
+//!   missing and counted as lost for now;
+//! - `seq < next` inside the window: a late frame fills a gap (`lost - 1`,
+//!   `out_of_order + 1`), or it is a second copy of a frame already seen
+//!   (`duplicates + 1`);
+//! - `seq < next` beyond the window: it cannot be told apart, so it counts
+//!   as late when gaps are open and as a duplicate when none are.
+//!
+//! Frames before the first one a stream delivers count as lost: the
+//! receiver must start before the generator (as `pktlab bench` does).
+
+/// How far back (in sequence numbers) late frames are told from duplicates.
+pub const WINDOW: u32 = 128;
+
+/// The state of one stream.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StreamState {
+    next: u32,
+    /// Bit i set: sequence number `next - 1 - i` has arrived.
+    window: u128,
+    received: u64,
+    lost: u64,
+    out_of_order: u64,
+    duplicates: u64,
+}
+
+/// What a stream's frames added up to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SeqCounts {
+    pub received: u64,
+    pub lost: u64,
+    pub out_of_order: u64,
+    pub duplicates: u64,
+}
+
+impl std::ops::AddAssign for SeqCounts {
+    fn add_assign(&mut self, o: SeqCounts) {
+        self.received += o.received;
+        self.lost += o.lost;
+        self.out_of_order += o.out_of_order;
+        self.duplicates += o.duplicates;
+    }
+}
+
+impl StreamState {
+    /// True once the stream has delivered a frame.
+    pub fn seen(&self) -> bool {
+        self.received > 0
+    }
+
+    /// Accounts for the frame numbered `seq`.
+    #[inline]
+    pub fn observe(&mut self, seq: u32) {
+        self.received += 1;
+        // Serial-number arithmetic (RFC 1982): the signed distance from next.
+        let d = seq.wrapping_sub(self.next) as i32;
+        if d >= 0 {
+            let d = d as u32;
+            self.lost += d as u64;
+            // Shift in the skipped numbers (absent) and this one (present).
+            self.window = if d + 1 >= 128 {
+                1
+            } else {
+                (self.window << (d + 1)) | 1
+            };
+            self.next = seq.wrapping_add(1);
+            return;
+        }
+        let age = d.unsigned_abs(); // 1 = the number just below next
+        if age <= WINDOW {
+            let bit = 1u128 << (age - 1);
+            if self.window & bit != 0 {
+                self.duplicates += 1;
+            } else {
+                self.window |= bit;
+                self.out_of_order += 1;
+                self.lost -= 1;
+            }
+        } else if self.lost > 0 {
+            self.out_of_order += 1;
+            self.lost -= 1;
+        } else {
+            self.duplicates += 1;
+        }
+    }
+
+    pub fn counts(&self) -> SeqCounts {
+        SeqCounts {
+            received: self.received,
+            lost: self.lost,
+            out_of_order: self.out_of_order,
+            duplicates: self.duplicates,
+        }
+    }
+}
+
+/// The streams one RX thread has seen, indexed by stream id.
+#[derive(Debug, Default)]
+pub struct StreamTable {
+    streams: Vec<StreamState>,
+    seen: u32,
+}
+
+impl StreamTable {
+    /// Accounts for frame `seq` of `stream`; returns true when the stream is
+    /// new. Grows the table on demand (stream ids are dense flow indexes
+    /// below 2^24, so the table is at most 2^24 entries).
+    #[inline]
+    pub fn observe(&mut self, stream: u32, seq: u32) -> bool {
+        let i = stream as usize;
+        if i >= self.streams.len() {
+            self.grow(i);
+        }
+        let s = &mut self.streams[i];
+        let new = !s.seen();
+        if new {
+            self.seen += 1;
+        }
+        s.observe(seq);
+        new
+    }
+
+    #[cold]
+    fn grow(&mut self, i: usize) {
+        let len = (i + 1).next_power_of_two().max(1024);
+        self.streams.resize(len, StreamState::default());
+    }
+
+    /// Number of streams that delivered at least one frame.
+    pub fn streams_seen(&self) -> u32 {
+        self.seen
+    }
+
+    /// The totals over every stream.
+    pub fn totals(&self) -> SeqCounts {
+        let mut t = SeqCounts::default();
+        for s in self.streams.iter().filter(|s| s.seen()) {
+            t += s.counts();
+        }
+        t
+    }
+
+    /// Stream ids and counts of the streams seen.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, SeqCounts)> + '_ {
+        self.streams
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.seen())
+            .map(|(i, s)| (i as u32, s.counts()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(seqs: &[u32]) -> SeqCounts {
+        let mut s = StreamState::default();
+        for &q in seqs {
+            s.observe(q);
+        }
+        s.counts()
+    }
+
+    fn c(received: u64, lost: u64, out_of_order: u64, duplicates: u64) -> SeqCounts {
+        SeqCounts {
+            received,
+            lost,
+            out_of_order,
+            duplicates,
+        }
+    }
+
+    #[test]
+    fn in_order() {
+        assert_eq!(run(&[0, 1, 2, 3]), c(4, 0, 0, 0));
+    }
+
+    #[test]
+    fn gaps_are_lost() {
+        assert_eq!(run(&[0, 1, 4, 5, 9]), c(5, 2 + 3, 0, 0));
+        // Frames before the first one received count as lost.
+        assert_eq!(run(&[3, 4]), c(2, 3, 0, 0));
+    }
+
+    #[test]
+    fn late_frames_fill_gaps() {
+        assert_eq!(run(&[0, 2, 1, 3]), c(4, 0, 1, 0));
+        assert_eq!(run(&[0, 3, 1, 4, 2]), c(5, 0, 2, 0));
+        // A swap at the very start.
+        assert_eq!(run(&[1, 0, 2]), c(3, 0, 1, 0));
+    }
+
+    #[test]
+    fn duplicates() {
+        assert_eq!(run(&[0, 1, 1, 2]), c(4, 0, 0, 1));
+        assert_eq!(run(&[0, 1, 2, 0]), c(4, 0, 0, 1));
+        // A late frame then its copy: one out of order, one duplicate.
+        assert_eq!(run(&[0, 2, 1, 1, 3]), c(5, 0, 1, 1));
+    }
+
+    #[test]
+    fn window_edges() {
+        // Exactly WINDOW back is still told apart: a duplicate...
+        let mut seqs: Vec<u32> = (0..WINDOW).collect();
+        seqs.push(0);
+        assert_eq!(run(&seqs), c(WINDOW as u64 + 1, 0, 0, 1));
+        // ...and a late frame.
+        let mut seqs: Vec<u32> = (1..WINDOW).collect();
+        seqs.push(0);
+        assert_eq!(run(&seqs), c(WINDOW as u64, 0, 1, 0));
+        // Beyond the window with a gap open: late.
+        let mut seqs: Vec<u32> = (1..=WINDOW + 5).collect();
+        seqs.push(0);
+        assert_eq!(run(&seqs), c(WINDOW as u64 + 6, 0, 1, 0));
+        // Beyond the window with no gap open: duplicate.
+        let mut seqs: Vec<u32> = (0..=WINDOW + 5).collect();
+        seqs.push(1);
+        assert_eq!(run(&seqs), c(WINDOW as u64 + 7, 0, 0, 1));
+        // A gap wider than the window.
+        assert_eq!(run(&[0, 1000, 1001, 500]), c(4, 998, 1, 0));
+    }
+
+    #[test]
+    fn wraps_at_2_pow_32() {
+        let mut s = StreamState {
+            next: u32::MAX - 2,
+            ..StreamState::default()
+        };
+        for q in [u32::MAX - 2, u32::MAX - 1, u32::MAX, 0, 1, 3, 2] {
+            s.observe(q);
+        }
+        assert_eq!(s.counts(), c(7, 0, 1, 0));
+    }
+
+    #[test]
+    fn table_grows_and_sums() {
+        let mut t = StreamTable::default();
+        assert!(t.observe(5, 0));
+        assert!(!t.observe(5, 1));
+        assert!(t.observe(70_000, 0));
+        assert!(t.observe(0, 1));
+        assert_eq!(t.streams_seen(), 3);
+        assert_eq!(t.totals(), c(4, 1, 0, 0));
+        let ids: Vec<u32> = t.iter().map(|(i, _)| i).collect();
+        assert_eq!(ids, [0, 5, 70_000]);
+    }
+}

@@ -1,0 +1,71 @@
+//! Stopping runs: by the caller, or by SIGINT/SIGTERM.
+//!
+//! The first Ctrl-C asks every run to stop cleanly: workers leave their
+//! loops, ports are flushed, and the summary so far is printed. A second
+//! Ctrl-C exits at once (code 130), for when a port hangs.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+/// Set by the signal handler; checked by every [`StopSignal`].
+fn interrupt_flag() -> &'static Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)))
+}
+
+/// Installs the SIGINT/SIGTERM handlers (once per process).
+pub fn install_signal_handlers() -> std::io::Result<()> {
+    static RESULT: OnceLock<Result<(), String>> = OnceLock::new();
+    let result = RESULT.get_or_init(|| {
+        for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            // Handlers run in registration order: the conditional exit only
+            // fires when the flag is already set, that is on the second signal.
+            signal_hook::flag::register_conditional_shutdown(sig, 130, interrupt_flag().clone())
+                .and_then(|_| signal_hook::flag::register(sig, interrupt_flag().clone()))
+                .map_err(|e| format!("cannot install the signal handlers: {e}"))?;
+        }
+        Ok(())
+    });
+    result.clone().map_err(std::io::Error::other)
+}
+
+/// True once SIGINT or SIGTERM arrived.
+pub fn interrupted() -> bool {
+    interrupt_flag().load(Ordering::Relaxed)
+}
+
+/// A stop request shared by the threads of one run. It also fires when the
+/// process is interrupted.
+#[derive(Clone, Debug, Default)]
+pub struct StopSignal(Arc<AtomicBool>);
+
+impl StopSignal {
+    pub fn new() -> StopSignal {
+        StopSignal::default()
+    }
+
+    /// Asks the run to stop.
+    pub fn stop(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// True when the run should stop.
+    #[inline]
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed) || interrupted()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_is_shared_by_clones() {
+        let a = StopSignal::new();
+        let b = a.clone();
+        assert!(!b.is_set());
+        a.stop();
+        assert!(b.is_set());
+    }
+}

@@ -1,0 +1,599 @@
+//! The transmit side: one worker thread per port, paced, counted, stopped
+//! by count, duration or signal.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crossbeam_utils::CachePadded;
+use pktlab_io::iface::IfCounters;
+use pktlab_io::port::TxPort;
+use pktlab_io::IoError;
+
+use crate::gate::Gate;
+use crate::pacer::{self, Pace, Pacer};
+use crate::{clock, EngineError, FrameSource, StopSignal, FCS_LEN, L1_OVERHEAD};
+
+/// Frames per `send_batch` call when nothing else limits it.
+pub const DEFAULT_BATCH: usize = 64;
+/// The longest a paced thread sleeps before it looks at the stop signal again.
+const MAX_SLEEP: Duration = Duration::from_millis(20);
+
+/// What a TX run should do. Count and rate are totals over all threads.
+#[derive(Clone, Debug)]
+pub struct TxPlan {
+    pub threads: usize,
+    pub count: Option<u64>,
+    pub duration: Option<Duration>,
+    pub rate_pps: Option<f64>,
+    pub batch: usize,
+    pub interval: Duration,
+    /// Thread i runs on `cpus[i % cpus.len()]`; empty: not pinned.
+    pub cpus: Vec<usize>,
+    /// The network namespace the threads enter before opening their ports.
+    pub netns: Option<String>,
+    /// An interface whose own counters are read before and after the run.
+    pub iface: Option<String>,
+}
+
+impl Default for TxPlan {
+    fn default() -> Self {
+        TxPlan {
+            threads: 1,
+            count: None,
+            duration: None,
+            rate_pps: None,
+            batch: DEFAULT_BATCH,
+            interval: Duration::from_secs(1),
+            cpus: Vec::new(),
+            netns: None,
+            iface: None,
+        }
+    }
+}
+
+impl TxPlan {
+    fn check(&self) -> Result<(), EngineError> {
+        if self.threads == 0 || self.threads > 1024 {
+            return Err(EngineError::BadPlan(format!(
+                "invalid thread count {}: use 1 to 1024",
+                self.threads
+            )));
+        }
+        if self.batch == 0 {
+            return Err(EngineError::BadPlan(
+                "the batch size must be at least 1".into(),
+            ));
+        }
+        if self.interval.is_zero() {
+            return Err(EngineError::BadPlan(
+                "the report interval must not be zero".into(),
+            ));
+        }
+        if let Some(r) = self.rate_pps {
+            if !(r.is_finite() && r > 0.0) {
+                return Err(EngineError::BadPlan(format!("invalid rate {r} pps")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Thread `i`'s share of a total: the first `total % threads` threads
+    /// take one more.
+    fn share(total: u64, threads: usize, i: usize) -> u64 {
+        let t = threads as u64;
+        total / t + u64::from((i as u64) < total % t)
+    }
+}
+
+/// One reporting interval, summed over threads.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TxInterval {
+    /// Seconds since the start, at the end of this interval.
+    pub elapsed: f64,
+    /// The interval's real length in seconds.
+    pub seconds: f64,
+    pub packets: u64,
+    pub bytes: u64,
+    pub pps: f64,
+    pub l2_bps: f64,
+    pub l1_bps: f64,
+    /// Packets per thread in this interval.
+    pub threads: Vec<u64>,
+}
+
+/// What one thread did.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TxThreadSummary {
+    pub packets: u64,
+    pub bytes: u64,
+    pub tx_errors: u64,
+    pub cpu: Option<usize>,
+}
+
+/// What the whole run did.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TxSummary {
+    pub packets: u64,
+    pub bytes: u64,
+    /// From the start until the last thread had handed its last frame over.
+    pub seconds: f64,
+    pub pps: f64,
+    pub l2_bps: f64,
+    pub l1_bps: f64,
+    /// Frames the port or the kernel refused.
+    pub tx_errors: u64,
+    /// The run was cut short by Ctrl-C / SIGTERM.
+    pub interrupted: bool,
+    pub threads: Vec<TxThreadSummary>,
+    /// The interface's own counters over the run.
+    pub iface: Option<IfCounters>,
+}
+
+/// Events handed to the caller's thread while the run goes on.
+#[derive(Clone, Debug)]
+pub enum TxEvent {
+    /// Every port is open; the clock starts now.
+    Started,
+    Interval(TxInterval),
+}
+
+#[derive(Default)]
+struct Counters {
+    packets: AtomicU64,
+    bytes: AtomicU64,
+}
+
+struct WorkerEnd {
+    summary: TxThreadSummary,
+    end: Instant,
+    iface: Option<IfCounters>,
+}
+
+/// Runs one TX thread per source. Each thread enters `plan.netns`, pins
+/// itself, opens its port with `open(thread_index)`, and then they start
+/// together. `on_event` runs on the calling thread.
+pub fn run_tx<P, S, O, E>(
+    plan: &TxPlan,
+    sources: Vec<S>,
+    open: O,
+    stop: &StopSignal,
+    mut on_event: E,
+) -> Result<TxSummary, EngineError>
+where
+    P: TxPort,
+    S: FrameSource,
+    O: Fn(usize) -> Result<P, IoError> + Sync,
+    E: FnMut(TxEvent),
+{
+    plan.check()?;
+    if sources.len() != plan.threads {
+        return Err(EngineError::BadPlan(format!(
+            "{} frame sources for {} threads",
+            sources.len(),
+            plan.threads
+        )));
+    }
+    let gate = Gate::default();
+    let counters: Vec<CachePadded<Counters>> =
+        (0..plan.threads).map(|_| CachePadded::default()).collect();
+    let done = AtomicU64::new(0);
+    let run_stop = StopSignal::new();
+
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = sources
+            .into_iter()
+            .enumerate()
+            .map(|(i, source)| {
+                let (gate, counters, open, done, run_stop) =
+                    (&gate, &counters[i], &open, &done, &run_stop);
+                scope.spawn(move || {
+                    let r = worker(plan, i, source, open, gate, counters, stop, run_stop);
+                    if r.is_err() {
+                        gate.fail();
+                        run_stop.stop();
+                    }
+                    done.fetch_add(1, Ordering::Release);
+                    r
+                })
+            })
+            .collect();
+
+        let Some(start) = gate.open_when_ready(plan.threads, stop) else {
+            return collect(handles, None);
+        };
+        on_event(TxEvent::Started);
+        let mut last = vec![0u64; plan.threads];
+        let mut last_bytes = 0u64;
+        let mut last_t = start;
+        let mut tick = start + plan.interval;
+        loop {
+            let all_done = done.load(Ordering::Acquire) as usize == plan.threads;
+            let now = Instant::now();
+            if now >= tick || all_done {
+                let pkts: Vec<u64> = counters
+                    .iter()
+                    .map(|c| c.packets.load(Ordering::Relaxed))
+                    .collect();
+                let bytes: u64 = counters
+                    .iter()
+                    .map(|c| c.bytes.load(Ordering::Relaxed))
+                    .sum();
+                let threads: Vec<u64> = pkts.iter().zip(&last).map(|(a, b)| a - b).collect();
+                let packets: u64 = threads.iter().sum();
+                let seconds = (now - last_t).as_secs_f64();
+                // The last, partial interval is reported only if it carried traffic.
+                if !all_done || packets > 0 {
+                    let db = bytes - last_bytes;
+                    on_event(TxEvent::Interval(TxInterval {
+                        elapsed: (now - start).as_secs_f64(),
+                        seconds,
+                        packets,
+                        bytes: db,
+                        pps: packets as f64 / seconds,
+                        l2_bps: db as f64 * 8.0 / seconds,
+                        l1_bps: (db + packets * L1_OVERHEAD) as f64 * 8.0 / seconds,
+                        threads,
+                    }));
+                }
+                last = pkts;
+                last_bytes = bytes;
+                last_t = now;
+                while tick <= now {
+                    tick += plan.interval;
+                }
+            }
+            if all_done {
+                break;
+            }
+            let nap = tick.saturating_duration_since(Instant::now());
+            std::thread::sleep(nap.min(Duration::from_millis(5)));
+        }
+        collect(handles, Some(start))
+    })
+}
+
+type Handle<'s> = std::thread::ScopedJoinHandle<'s, Result<Option<WorkerEnd>, EngineError>>;
+
+/// Joins the workers and sums them up. `start` is None when the run never
+/// started (a worker failed to prepare, or a stop came first).
+fn collect(handles: Vec<Handle<'_>>, start: Option<Instant>) -> Result<TxSummary, EngineError> {
+    let mut ends = Vec::new();
+    let mut first_err = None;
+    for h in handles {
+        match h.join() {
+            Ok(Ok(end)) => ends.push(end),
+            Ok(Err(e)) => {
+                first_err.get_or_insert(e);
+            }
+            Err(_) => {
+                first_err.get_or_insert(EngineError::WorkerPanicked("TX"));
+            }
+        }
+    }
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    let ends: Vec<WorkerEnd> = ends.into_iter().flatten().collect();
+    let interrupted = crate::stop::interrupted();
+    let Some(start) = start else {
+        return Ok(TxSummary::empty(interrupted));
+    };
+    let packets: u64 = ends.iter().map(|e| e.summary.packets).sum();
+    let bytes: u64 = ends.iter().map(|e| e.summary.bytes).sum();
+    let end = ends.iter().map(|e| e.end).max().unwrap_or(start);
+    let seconds = (end - start).as_secs_f64();
+    let per_sec = |x: f64| if seconds > 0.0 { x / seconds } else { 0.0 };
+    Ok(TxSummary {
+        packets,
+        bytes,
+        seconds,
+        pps: per_sec(packets as f64),
+        l2_bps: per_sec(bytes as f64 * 8.0),
+        l1_bps: per_sec((bytes + packets * L1_OVERHEAD) as f64 * 8.0),
+        tx_errors: ends.iter().map(|e| e.summary.tx_errors).sum(),
+        interrupted,
+        iface: ends.iter().find_map(|e| e.iface),
+        threads: ends.into_iter().map(|e| e.summary).collect(),
+    })
+}
+
+impl TxSummary {
+    fn empty(interrupted: bool) -> TxSummary {
+        TxSummary {
+            packets: 0,
+            bytes: 0,
+            seconds: 0.0,
+            pps: 0.0,
+            l2_bps: 0.0,
+            l1_bps: 0.0,
+            tx_errors: 0,
+            interrupted,
+            threads: Vec::new(),
+            iface: None,
+        }
+    }
+}
+
+/// Enters the namespace and pins the calling worker thread as the plan says.
+pub(crate) fn place_thread(
+    netns: Option<&str>,
+    cpus: &[usize],
+    i: usize,
+) -> Result<Option<usize>, EngineError> {
+    if let Some(ns) = netns {
+        crate::netns::enter(ns)?;
+    }
+    let cpu = (!cpus.is_empty()).then(|| cpus[i % cpus.len()]);
+    if let Some(cpu) = cpu {
+        crate::affinity::pin_current_thread(cpu)?;
+    }
+    Ok(cpu)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn worker<P, S, O>(
+    plan: &TxPlan,
+    i: usize,
+    mut source: S,
+    open: &O,
+    gate: &Gate,
+    counters: &Counters,
+    stop: &StopSignal,
+    run_stop: &StopSignal,
+) -> Result<Option<WorkerEnd>, EngineError>
+where
+    P: TxPort,
+    S: FrameSource,
+    O: Fn(usize) -> Result<P, IoError>,
+{
+    let cpu = place_thread(plan.netns.as_deref(), &plan.cpus, i)?;
+    let mut port = open(i)?;
+    if port.slot_size() < source.max_len() {
+        return Err(EngineError::BadPlan(format!(
+            "frames of {} bytes do not fit the port's {}-byte slots",
+            source.max_len() + FCS_LEN as usize,
+            port.slot_size()
+        )));
+    }
+    let iface = if i == 0 { plan.iface.as_deref() } else { None };
+    let before = iface.map(pktlab_io::iface::read_counters).transpose()?;
+
+    let Some(start) = gate.arrive_and_wait(stop) else {
+        return Ok(None);
+    };
+    let mut remaining = plan.count.map(|n| TxPlan::share(n, plan.threads, i));
+    let mut pacer = plan
+        .rate_pps
+        .map(|r| Pacer::new(r / plan.threads as f64, plan.batch));
+    let deadline = plan.duration.map(|d| start + d);
+    let (mut packets, mut bytes) = (0u64, 0u64);
+
+    loop {
+        if stop.is_set() || run_stop.is_set() {
+            break;
+        }
+        let mut want = plan.batch;
+        if let Some(r) = remaining {
+            if r == 0 {
+                break;
+            }
+            want = want.min(r as usize);
+        }
+        let now = Instant::now();
+        if deadline.is_some_and(|d| now >= d) {
+            break;
+        }
+        if let Some(p) = pacer.as_mut() {
+            match p.pace(now - start, want) {
+                Pace::Send(n) => want = n,
+                Pace::Wait(d) => {
+                    let until_deadline = deadline.map_or(MAX_SLEEP, |dl| dl - now);
+                    pacer::wait(d.min(MAX_SLEEP).min(until_deadline));
+                    continue;
+                }
+            }
+        }
+        // One timestamp per batch: a clock read per frame would cost more
+        // than building the frame. Batches are small when the rate is low.
+        let ts = clock::realtime_ns();
+        let mut batch_bytes = 0u64;
+        let n = port.send_batch(want, |_, slot, prev_len| {
+            let len = source.write_next(slot, prev_len, ts);
+            batch_bytes += len as u64 + FCS_LEN;
+            len
+        })?;
+        if let Some(p) = pacer.as_mut() {
+            p.sent(n);
+        }
+        if let Some(r) = remaining.as_mut() {
+            *r -= n as u64;
+        }
+        packets += n as u64;
+        bytes += batch_bytes;
+        counters.packets.store(packets, Ordering::Relaxed);
+        counters.bytes.store(bytes, Ordering::Relaxed);
+    }
+    port.flush()?;
+    let end = Instant::now();
+    let iface = match (iface, before) {
+        (Some(name), Some(before)) => Some(pktlab_io::iface::read_counters(name)?.delta(&before)),
+        _ => None,
+    };
+    Ok(Some(WorkerEnd {
+        summary: TxThreadSummary {
+            packets,
+            bytes,
+            tx_errors: port.tx_errors(),
+            cpu,
+        },
+        end,
+        iface,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pktlab_io::null::NullTx;
+
+    /// Writes 60-byte frames numbered in their first 8 bytes.
+    struct Numbered(u64);
+
+    impl FrameSource for Numbered {
+        fn max_len(&self) -> usize {
+            60
+        }
+        fn write_next(&mut self, buf: &mut [u8], _prev: usize, _ts: u64) -> usize {
+            buf[..8].copy_from_slice(&self.0.to_be_bytes());
+            self.0 += 1;
+            60
+        }
+    }
+
+    #[test]
+    fn count_is_a_total_split_across_threads() {
+        for (count, threads) in [(1000u64, 1usize), (1001, 2), (10, 3), (2, 4)] {
+            let plan = TxPlan {
+                threads,
+                count: Some(count),
+                interval: Duration::from_millis(50),
+                ..TxPlan::default()
+            };
+            let sources = (0..threads).map(|_| Numbered(0)).collect();
+            let summary = run_tx(
+                &plan,
+                sources,
+                |_| Ok(NullTx::new(64)),
+                &StopSignal::new(),
+                |_| {},
+            )
+            .unwrap();
+            assert_eq!(summary.packets, count);
+            assert_eq!(summary.bytes, count * 64);
+            let per: Vec<u64> = summary.threads.iter().map(|t| t.packets).collect();
+            let want: Vec<u64> = (0..threads)
+                .map(|i| TxPlan::share(count, threads, i))
+                .collect();
+            assert_eq!(per, want);
+            assert_eq!(per.iter().sum::<u64>(), count);
+        }
+    }
+
+    #[test]
+    fn paced_run_sends_exactly_count_and_reports_intervals() {
+        let plan = TxPlan {
+            threads: 2,
+            count: Some(2000),
+            rate_pps: Some(20_000.0),
+            interval: Duration::from_millis(20),
+            ..TxPlan::default()
+        };
+        let mut intervals = Vec::new();
+        let mut started = false;
+        let summary = run_tx(
+            &plan,
+            vec![Numbered(0), Numbered(0)],
+            |_| Ok(NullTx::new(64)),
+            &StopSignal::new(),
+            |e| match e {
+                TxEvent::Started => started = true,
+                TxEvent::Interval(iv) => intervals.push(iv),
+            },
+        )
+        .unwrap();
+        assert!(started);
+        assert_eq!(summary.packets, 2000);
+        // The intervals add up to the total.
+        assert_eq!(intervals.iter().map(|i| i.packets).sum::<u64>(), 2000);
+        assert_eq!(intervals.iter().map(|i| i.bytes).sum::<u64>(), 2000 * 64);
+        // 2000 frames at 20 kpps cannot take less than ~0.1 s.
+        assert!(summary.seconds >= 0.09, "{}", summary.seconds);
+        for iv in &intervals {
+            assert_eq!(iv.threads.iter().sum::<u64>(), iv.packets);
+            assert_eq!(
+                iv.l1_bps,
+                (iv.bytes + 20 * iv.packets) as f64 * 8.0 / iv.seconds
+            );
+        }
+    }
+
+    #[test]
+    fn duration_stops_an_unlimited_run() {
+        let plan = TxPlan {
+            duration: Some(Duration::from_millis(100)),
+            ..TxPlan::default()
+        };
+        let s = run_tx(
+            &plan,
+            vec![Numbered(0)],
+            |_| Ok(NullTx::new(64)),
+            &StopSignal::new(),
+            |_| {},
+        )
+        .unwrap();
+        assert!(s.packets > 0);
+        assert!(s.seconds >= 0.1 && s.seconds < 5.0, "{}", s.seconds);
+    }
+
+    #[test]
+    fn a_port_that_fails_to_open_fails_the_run() {
+        let plan = TxPlan {
+            threads: 2,
+            count: Some(10),
+            ..TxPlan::default()
+        };
+        let e = run_tx(
+            &plan,
+            vec![Numbered(0), Numbered(0)],
+            |i| {
+                if i == 1 {
+                    Err(IoError::NoSuchInterface("nosuchif".into()))
+                } else {
+                    Ok(NullTx::new(64))
+                }
+            },
+            &StopSignal::new(),
+            |_| {},
+        )
+        .unwrap_err();
+        assert_eq!(e.to_string(), "no such interface: nosuchif");
+        assert!(e.is_usage());
+    }
+
+    #[test]
+    fn frames_larger_than_the_slot_are_refused() {
+        let plan = TxPlan {
+            count: Some(1),
+            ..TxPlan::default()
+        };
+        let e = run_tx(
+            &plan,
+            vec![Numbered(0)],
+            |_| Ok(NullTx::new(32)),
+            &StopSignal::new(),
+            |_| {},
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("do not fit"), "{e}");
+    }
+
+    #[test]
+    fn stop_signal_ends_the_run() {
+        let stop = StopSignal::new();
+        let stopper = stop.clone();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            stopper.stop();
+        });
+        let s = run_tx(
+            &TxPlan::default(),
+            vec![Numbered(0)],
+            |_| Ok(NullTx::new(64)),
+            &stop,
+            |_| {},
+        )
+        .unwrap();
+        t.join().unwrap();
+        assert!(s.packets > 0);
+    }
+}

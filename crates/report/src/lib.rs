@@ -1,0 +1,10 @@
+//! pktlab report layer: what people and programs read.
+//!
+//! Human text follows pkt-gen's habits (a line per interval, a two-line
+//! summary with `Speed:` and `Bandwidth:`), so that existing eyes and
+//! scripts keep working. JSON output is one object per line with a `type`
+//! field (`interval`, `summary`, ...), snake_case keys and integer counts.
+
+pub mod gen;
+pub mod recv;
+pub mod units;
