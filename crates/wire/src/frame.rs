@@ -395,6 +395,11 @@ impl FrameGen {
         self.cursor.flows_owned()
     }
 
+    /// The flows this generator's thread shares with the others.
+    pub fn flows(&self) -> &FlowSet {
+        &self.flows
+    }
+
     /// Bytes of Ethernet, IP and UDP headers and the test payload.
     pub fn header_len(&self) -> usize {
         self.layout.header_end
