@@ -243,7 +243,7 @@ impl FlowCursor {
     /// The next flow as `(slot, flow index)`, where `slot` numbers this
     /// thread's flows 0..[`FlowCursor::flows_owned`] in visiting order (a
     /// dense index for per-flow state such as sequence numbers).
-    #[inline]
+    #[inline(always)]
     pub fn next_slot(&mut self) -> (u32, u32) {
         let (pos, slot) = (self.pos, self.slot);
         let next = pos.saturating_add(self.step);

@@ -107,24 +107,14 @@ struct Layout {
     payload: usize,
     /// End of the test payload: the fill starts here.
     header_end: usize,
-    src_addr: usize,
-    dst_addr: usize,
 }
 
 impl Layout {
     fn new(family: Family, vlan: bool) -> Layout {
         let l3 = ethernet::HEADER_LEN + if vlan { ethernet::VLAN_TAG_LEN } else { 0 };
-        let (ip_len, src, dst) = match family {
-            Family::Inet4 => (
-                ipv4::HEADER_LEN,
-                ipv4::field::SRC.start,
-                ipv4::field::DST.start,
-            ),
-            Family::Inet6 => (
-                ipv6::HEADER_LEN,
-                ipv6::field::SRC.start,
-                ipv6::field::DST.start,
-            ),
+        let ip_len = match family {
+            Family::Inet4 => ipv4::HEADER_LEN,
+            Family::Inet6 => ipv6::HEADER_LEN,
         };
         let l4 = l3 + ip_len;
         let payload = l4 + udp::HEADER_LEN;
@@ -134,8 +124,6 @@ impl Layout {
             l4,
             payload,
             header_end: payload + PAYLOAD_LEN,
-            src_addr: l3 + src,
-            dst_addr: l3 + dst,
         }
     }
 }
@@ -291,6 +279,37 @@ impl FrameGen {
     /// [`FrameGen::max_len`] bytes always suffices.
     #[inline]
     pub fn write_next(&mut self, buf: &mut [u8], prev_len: usize, ts_realtime_ns: u64) -> usize {
+        // One copy of the body per header layout, so that every offset and
+        // the header copy's length are constants (no memcpy call).
+        const V4: usize = ethernet::HEADER_LEN;
+        const V4_VLAN: usize = V4 + ethernet::VLAN_TAG_LEN;
+        match (self.layout.family, self.layout.l3) {
+            (Family::Inet4, V4) => self.write::<false, V4>(buf, prev_len, ts_realtime_ns),
+            (Family::Inet4, V4_VLAN) => self.write::<false, V4_VLAN>(buf, prev_len, ts_realtime_ns),
+            (Family::Inet6, V4) => self.write::<true, V4>(buf, prev_len, ts_realtime_ns),
+            (Family::Inet6, V4_VLAN) => self.write::<true, V4_VLAN>(buf, prev_len, ts_realtime_ns),
+            _ => unreachable!("the IP header starts after 0 or 1 VLAN tag"),
+        }
+    }
+
+    /// [`FrameGen::write_next`] for IPv6 or IPv4 headers at offset `L3`.
+    #[inline(always)]
+    fn write<const V6: bool, const L3: usize>(
+        &mut self,
+        buf: &mut [u8],
+        prev_len: usize,
+        ts_realtime_ns: u64,
+    ) -> usize {
+        let l4 = L3
+            + if V6 {
+                ipv6::HEADER_LEN
+            } else {
+                ipv4::HEADER_LEN
+            };
+        let payload_at = l4 + udp::HEADER_LEN;
+        let header_end = payload_at + PAYLOAD_LEN;
+        debug_assert_eq!(header_end, self.layout.header_end);
+
         let template = &self.templates[usize::from(self.pattern[self.pattern_pos])];
         self.pattern_pos += 1;
         if self.pattern_pos == self.pattern.len() {
@@ -298,8 +317,6 @@ impl FrameGen {
         }
         let len = template.bytes.len();
         let frame = &mut buf[..len];
-        let layout = &self.layout;
-        let header_end = layout.header_end;
         frame[..header_end].copy_from_slice(&template.bytes[..header_end]);
         if prev_len < len {
             let from = prev_len.max(header_end);
@@ -312,37 +329,35 @@ impl FrameGen {
         *seq_slot = seq.wrapping_add(1);
         let flow = self.flows.flow_raw(index);
 
-        let addr_sum = match layout.family {
-            Family::Inet4 => {
-                let (src, dst) = (flow.src as u32, flow.dst as u32);
-                frame[layout.src_addr..layout.src_addr + 4].copy_from_slice(&src.to_be_bytes());
-                frame[layout.dst_addr..layout.dst_addr + 4].copy_from_slice(&dst.to_be_bytes());
-                let addr_sum = sum_u64_words((u64::from(src) << 32) | u64::from(dst));
-                let ip_checksum = checksum::update_from_zero(template.ip_checksum, addr_sum);
-                let at = layout.l3 + ipv4::field::CHECKSUM.start;
-                frame[at..at + 2].copy_from_slice(&ip_checksum.to_be_bytes());
-                addr_sum
-            }
-            Family::Inet6 => {
-                frame[layout.src_addr..layout.src_addr + 16]
-                    .copy_from_slice(&flow.src.to_be_bytes());
-                frame[layout.dst_addr..layout.dst_addr + 16]
-                    .copy_from_slice(&flow.dst.to_be_bytes());
-                sum_u128_words(flow.src) + sum_u128_words(flow.dst)
-            }
+        let addr_sum = if V6 {
+            let src = L3 + ipv6::field::SRC.start;
+            let dst = L3 + ipv6::field::DST.start;
+            frame[src..src + 16].copy_from_slice(&flow.src.to_be_bytes());
+            frame[dst..dst + 16].copy_from_slice(&flow.dst.to_be_bytes());
+            sum_u128_words(flow.src) + sum_u128_words(flow.dst)
+        } else {
+            // Source and destination are adjacent: one 8-byte store.
+            let addrs = (flow.src as u64) << 32 | (flow.dst as u64 & 0xffff_ffff);
+            let at = L3 + ipv4::field::SRC.start;
+            frame[at..at + 8].copy_from_slice(&addrs.to_be_bytes());
+            let addr_sum = sum_u64_words(addrs);
+            let ip_checksum = checksum::update_from_zero(template.ip_checksum, addr_sum);
+            let at = L3 + ipv4::field::CHECKSUM.start;
+            frame[at..at + 2].copy_from_slice(&ip_checksum.to_be_bytes());
+            addr_sum
         };
 
         let ports = (u32::from(flow.sport) << 16) | u32::from(flow.dport);
-        frame[layout.l4..layout.l4 + 4].copy_from_slice(&ports.to_be_bytes());
+        frame[l4..l4 + 4].copy_from_slice(&ports.to_be_bytes());
         let payload = TestPayload::new(index, seq, ts_realtime_ns).variable_value();
-        frame[layout.payload + 2..header_end].copy_from_slice(&payload.to_be_bytes()[4..]);
+        frame[payload_at + 2..header_end].copy_from_slice(&payload.to_be_bytes()[4..]);
 
         let new_words = addr_sum + sum_u64_words(u64::from(ports)) + sum_u128_words(payload);
         let udp_checksum = match checksum::update_from_zero(template.udp_checksum, new_words) {
             0 => 0xffff,
             c => c,
         };
-        let at = layout.l4 + udp::field::CHECKSUM.start;
+        let at = l4 + udp::field::CHECKSUM.start;
         frame[at..at + 2].copy_from_slice(&udp_checksum.to_be_bytes());
         len
     }
@@ -378,6 +393,11 @@ impl FrameGen {
     /// How many flows this thread sends.
     pub fn flows_owned(&self) -> u32 {
         self.cursor.flows_owned()
+    }
+
+    /// The flows this generator's thread shares with the others.
+    pub fn flows(&self) -> &FlowSet {
+        &self.flows
     }
 
     /// Bytes of Ethernet, IP and UDP headers and the test payload.

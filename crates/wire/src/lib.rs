@@ -1,5 +1,44 @@
-//! pktlab wire layer: frame templates, ranges, flows, sizes, the test payload
-//! and checksums. Pure code, no I/O.
+//! pktlab wire layer: everything the generator and the receiver need to
+//! build and recognise frames. Pure code: no I/O, no threads, no clock reads.
+//!
+//! - Command-line input: [`range`] (pkt-gen's `IP[:PORT][-IP[:PORT]]`),
+//!   [`size`] (sizes, IMIX, weighted lists, RFC 6985 genomes), [`units`]
+//!   (rates, link speeds, durations, counts), [`mac`], and [`safety`] (the
+//!   destinations allowed without `--allow-public`).
+//! - Flows: [`flow`] numbers every source/destination combination in
+//!   pkt-gen's odometer order and splits them between TX threads.
+//! - Frames: [`frame::FrameGen`] writes frames from templates, patched in
+//!   place with incremental checksums; [`parse::parse_test_frame`] is the
+//!   receiver's fast path. Both allocate nothing per frame.
+//! - Building blocks: typed views over [`ethernet`], [`ipv4`], [`ipv6`] and
+//!   [`udp`] headers, the [`checksum`] arithmetic, the [`payload`] layout and
+//!   [`rate`] (line-rate arithmetic).
+//!
+//! Every [`WireError`] is a usage error (exit code 2).
+//!
+//! ```
+//! use pktlab_wire::{parse_test_frame, FlowOrder, FlowSet, FrameGen, FrameSpec, Family};
+//!
+//! let spec = FrameSpec {
+//!     src_mac: "02:00:00:00:00:01".parse()?,
+//!     dst_mac: "02:00:00:00:00:02".parse()?,
+//!     vlan: None,
+//!     ttl: 64,
+//!     flows: FlowSet::new("198.18.10.1:2000-198.18.10.20".parse()?, "198.19.10.1-198.19.10.100:2000".parse()?)?,
+//!     order: FlowOrder::Sequential,
+//!     sizes: "64".parse()?,
+//! };
+//! spec.validate()?;
+//! pktlab_wire::check_destinations(&spec.flows)?;
+//! let mut generator = FrameGen::new(&spec, 0, 1);
+//! let mut slot = vec![0u8; generator.max_len()];
+//! let len = generator.write_next(&mut slot, 0, 1_700_000_000_000_000_000);
+//! assert_eq!(len, 60); // 64 bytes on the wire with the FCS
+//! let frame = parse_test_frame(&slot[..len]).unwrap();
+//! assert_eq!((frame.payload.stream, frame.payload.seq), (0, 0));
+//! assert_eq!(frame.key.dst_addr().to_string(), "198.19.10.1");
+//! # Ok::<(), pktlab_wire::WireError>(())
+//! ```
 
 pub mod checksum;
 mod decimal;
