@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn log(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/pktgen").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/pktgen")
+        .join(name)
 }
 
 fn pktgen_log(args: &[&str], logs: &[&str]) -> Output {
@@ -103,7 +105,10 @@ fn a_log_without_traffic_warns_and_prints_no_value() {
     let warning = stderr(&out);
     assert_eq!(warning.lines().count(), 1, "{warning}");
     assert!(warning.starts_with("pktlab: warning: "), "{warning}");
-    assert!(warning.contains(DOWN) && warning.contains("40 per-second samples"), "{warning}");
+    assert!(
+        warning.contains(DOWN) && warning.contains("40 per-second samples"),
+        "{warning}"
+    );
 }
 
 #[test]
@@ -169,6 +174,9 @@ fn missing_log_is_a_usage_error() {
 
 #[test]
 fn a_file_is_required() {
-    let out = Command::new(env!("CARGO_BIN_EXE_pktlab")).arg("pktgen-log").output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pktlab"))
+        .arg("pktgen-log")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
