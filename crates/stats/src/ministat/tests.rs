@@ -125,7 +125,7 @@ fn zero_span_has_no_plot() {
 
 #[test]
 fn difference_block_at_other_confidence() {
-    // 1 2 3 against 4 5 6 (see compare.rs): 3 +/- 2.2666, 150% +/- 215.774%.
+    // 1 2 3 against 4 5 6 (see compare.rs): 3 +/- 2.26659, 150% +/- 215.773%.
     // At 80%, t(4 df) = 1.533: error 1.533 * sqrt(2/3) = 1.25169;
     // percent error 1.533 * sqrt(14.5/6) * 100 / 2 = 119.157.
     let options = RenderOptions {
