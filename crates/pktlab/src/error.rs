@@ -47,8 +47,21 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
         if let Some(e) = cause.downcast_ref::<pktlab_io::IoError>() {
             return if e.is_usage() { 2 } else { 1 };
         }
+        if let Some(e) = cause.downcast_ref::<pktlab_stats::StatsError>() {
+            return if e.is_usage() { 2 } else { 1 };
+        }
     }
     1
+}
+
+/// The operating system's text for `err` ("No such file or directory"),
+/// without Rust's " (os error 2)" suffix, for messages that quote it.
+pub fn os_message(err: &std::io::Error) -> String {
+    let text = err.to_string();
+    match text.find(" (os error ") {
+        Some(cut) => text[..cut].to_string(),
+        None => text,
+    }
 }
 
 /// The whole error chain on one line: "context: cause: root cause".

@@ -53,7 +53,10 @@ fn main() {
         Command::PktgenLog(a) => cmd::pktgen_log::run(a),
     };
     if let Err(err) = result {
-        eprintln!("pktlab: {}", error::one_line(&err));
+        // An `Exit` error has already been reported by the subcommand.
+        if err.downcast_ref::<error::Exit>().is_none() {
+            eprintln!("pktlab: {}", error::one_line(&err));
+        }
         std::process::exit(error::exit_code(&err));
     }
 }
