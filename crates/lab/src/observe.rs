@@ -106,7 +106,7 @@ pub fn observe(ns: &str, sysctl_keys: &[String]) -> Result<NsObservation, LabErr
     let sysctls = sysctl::read_in(ns, sysctl_keys)?;
 
     let mut links = Vec::new();
-    for l in &ip_links {
+    for l in ip_links.iter().filter(|l| l.ifname != "lo") {
         // A link that vanished between the two reads is simply not there.
         let Some((facts, admin_up, counters)) = from_io.get(&l.ifname) else {
             continue;

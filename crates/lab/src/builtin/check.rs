@@ -19,9 +19,18 @@ pub enum Queues {
 /// Every way in which `observed` (one per namespace, in plan order) differs
 /// from `plan`. Empty when the lab is complete.
 pub fn problems(plan: &LabPlan, observed: &[NsObservation], queues: Queues) -> Vec<String> {
-    let mut out = Vec::new();
+    // Missing namespaces first: they explain most of what follows.
+    let mut out: Vec<String> = plan
+        .namespaces
+        .iter()
+        .zip(observed)
+        .filter(|(_, obs)| !obs.exists)
+        .map(|(ns, _)| format!("namespace {} does not exist", ns.name))
+        .collect();
     for (ns, obs) in plan.namespaces.iter().zip(observed) {
-        check_ns(plan, ns, obs, queues, &mut out);
+        if obs.exists {
+            check_ns(plan, ns, obs, queues, &mut out);
+        }
     }
     if queues == Queues::Any {
         let counts: Vec<(u32, u32)> = observed
@@ -45,17 +54,17 @@ fn check_ns(
     out: &mut Vec<String>,
 ) {
     let name = &ns.name;
-    if !obs.exists {
-        out.push(format!("namespace {name} does not exist"));
-        return;
-    }
     if !obs.lo_up {
         out.push(format!("{name}: lo is down"));
     }
+    // What hangs on a missing interface (its routes, neighbours and
+    // sysctls) is gone with it and not listed again.
+    let mut missing = Vec::new();
     for &role in &ns.ifaces {
         let want = plan.iface(role);
         let Some(link) = obs.link(want.name) else {
             out.push(format!("{name}: interface {} is missing", want.name));
+            missing.push(want.name);
             continue;
         };
         check_link(
@@ -67,7 +76,7 @@ fn check_ns(
             out,
         );
     }
-    for r in &ns.routes {
+    for r in ns.routes.iter().filter(|r| !missing.contains(&r.dev)) {
         let found = obs
             .routes
             .iter()
@@ -79,7 +88,7 @@ fn check_ns(
             ));
         }
     }
-    for n in &ns.neighbours {
+    for n in ns.neighbours.iter().filter(|n| !missing.contains(&n.dev)) {
         let found = obs
             .neighbours
             .iter()
@@ -102,7 +111,8 @@ fn check_ns(
             Some(_) => {}
         }
     }
-    for s in ns.sysctls() {
+    let on_missing = |key: &str| missing.iter().any(|m| key.contains(&format!(".{m}.")));
+    for s in ns.sysctls().filter(|s| !on_missing(&s.key)) {
         match obs.sysctls.get(&s.key) {
             Some(Some(v)) if *v == s.value => {}
             Some(Some(v)) => out.push(format!("{name}: {} is {v} (want {})", s.key, s.value)),
@@ -259,7 +269,13 @@ mod tests {
             ("t-gen: lo is down", Box::new(|o| o[0].lo_up = false)),
             (
                 "t-dut: interface d1 is missing",
-                Box::new(move |o| o[dut].links.retain(|l| l.name != "d1")),
+                Box::new(move |o| {
+                    // With it go its routes, neighbours and sysctls: not listed again.
+                    o[dut].links.retain(|l| l.name != "d1");
+                    o[dut].routes.retain(|r| r.dev.as_deref() != Some("d1"));
+                    o[dut].neighbours.retain(|n| n.dev != "d1");
+                    o[dut].sysctls.retain(|k, _| !k.contains(".d1."));
+                }),
             ),
             (
                 "t-dut: d0 has MAC 02:00:00:00:00:09 (want 02:",
@@ -335,6 +351,27 @@ mod tests {
             assert_eq!(got.len(), 1, "{want}: {got:?}");
             assert!(got[0].starts_with(want), "want {want:?}, got {:?}", got[0]);
         }
+    }
+
+    #[test]
+    fn missing_namespaces_come_first() {
+        let plan = LabPlan::new("t", 1);
+        let mut obs = complete(&plan);
+        obs[0].lo_up = false;
+        for o in &mut obs[1..] {
+            *o = NsObservation {
+                name: o.name.clone(),
+                ..Default::default()
+            };
+        }
+        assert_eq!(
+            problems(&plan, &obs, Queues::Exactly(1)),
+            [
+                "namespace t-dut does not exist",
+                "namespace t-rcv does not exist",
+                "t-gen: lo is down"
+            ]
+        );
     }
 
     #[test]
