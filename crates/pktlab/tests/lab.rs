@@ -246,7 +246,10 @@ fn partial_lab_is_repaired() {
 
     let out = ok(&["lab", "up", "--prefix", &p.0]);
     assert!(
-        out.starts_with(&format!("lab {} was incomplete and has been rebuilt:", p.0)),
+        out.starts_with(&format!(
+            "lab {} was incomplete and has been repaired:",
+            p.0
+        )),
         "{out}"
     );
     assert!(out.contains(&format!("was: {}: interface d1 is missing", p.ns("dut"))));
@@ -262,6 +265,77 @@ fn partial_lab_is_repaired() {
     assert!(out.contains(&format!("was: namespace {} does not exist", p.ns("dut"))));
     assert_eq!(status_json(&p.0)["state"], "up");
     assert!(netns::exists(&gen));
+}
+
+#[test]
+fn changed_configuration_is_repaired_in_place() {
+    // What a DUT configuration that was never reverted leaves behind, or a
+    // route deleted by hand: `up` puts it back without rebuilding anything.
+    let p = Prefix::new();
+    ok(&["lab", "up", "--prefix", &p.0]);
+    let first = macs_and_indexes(&status_json(&p.0));
+    let dut = p.ns("dut");
+    let ip = |args: &[&str]| {
+        let st = Command::new("ip").args(args).status().unwrap();
+        assert!(st.success(), "ip {args:?}");
+    };
+    ip(&[
+        "netns",
+        "exec",
+        &dut,
+        "sysctl",
+        "-qw",
+        "net.ipv4.conf.all.send_redirects=1",
+    ]);
+    ip(&["-n", &dut, "route", "del", "198.19.0.0/16"]);
+    ip(&[
+        "-n",
+        &dut,
+        "neighbour",
+        "del",
+        "2001:2:0:8000::208",
+        "dev",
+        "d1",
+    ]);
+    ip(&[
+        "-n",
+        &p.ns("gen"),
+        "address",
+        "del",
+        "198.18.0.201/24",
+        "dev",
+        "g0",
+    ]);
+
+    let st = status_json(&p.0);
+    assert_eq!(st["state"], "partial");
+    let problems = st["problems"].as_array().unwrap();
+    // (Deleting g0's address also takes the generator's route and
+    // neighbour that depend on it.)
+    for want in [
+        format!("{dut}: route 198.19.0.0/16 via 198.19.0.208 dev d1 is missing"),
+        format!("{dut}: static neighbour 2001:2:0:8000::208 dev d1 is missing"),
+        format!("{dut}: net.ipv4.conf.all.send_redirects is 1 (want 0)"),
+        format!("{}: g0 lacks address 198.18.0.201/24", p.ns("gen")),
+    ] {
+        assert!(
+            problems.contains(&Value::from(want.as_str())),
+            "{want} not in {problems:?}"
+        );
+    }
+
+    let out = ok(&["lab", "up", "--prefix", &p.0]);
+    assert!(out.contains("has been repaired"), "{out}");
+    let shown = problems[0].as_str().unwrap();
+    assert!(out.contains(&format!("was: {shown}")), "{out}");
+    let st = status_json(&p.0);
+    assert_eq!(st["state"], "up", "{}", st["problems"]);
+    assert_eq!(
+        ns_json(&st, "dut")["sysctls"]["net.ipv4.conf.all.send_redirects"],
+        "0"
+    );
+    // Same namespaces, same veths.
+    assert_eq!(macs_and_indexes(&st), first);
 }
 
 #[test]
@@ -650,7 +724,7 @@ fn queues_option_sets_tx_and_rx_queues() {
     let out = ok(&["lab", "up", "--prefix", &p.0, "--queues", "2"]);
     assert!(out.contains("already up"), "{out}");
     let out = ok(&["lab", "up", "--prefix", &p.0]);
-    assert!(out.contains("has been rebuilt"), "{out}");
+    assert!(out.contains("has been repaired"), "{out}");
     assert!(
         out.contains("g0 has 2 TX and 2 RX queues (want 1)"),
         "{out}"

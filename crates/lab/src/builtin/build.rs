@@ -98,8 +98,24 @@ fn populate(
             plan.queues,
         )?;
     }
+    configure(plan, before)
+}
+
+/// Applies the configuration part of the plan to existing namespaces and
+/// veths: sysctls, addresses, static neighbours and routes. Every step
+/// replaces rather than adds, so it repairs a lab in place (and does
+/// nothing to what is already right).
+pub fn reconfigure(plan: &LabPlan) -> Result<(), LabError> {
+    configure(plan, &|_| Ok(()))
+}
+
+fn configure(
+    plan: &LabPlan,
+    before: &dyn Fn(Stage) -> Result<(), LabError>,
+) -> Result<(), LabError> {
     for ns in &plan.namespaces {
-        sysctl::write_in(&ns.name, &ns.sysctls_ifaces)?;
+        let all: Vec<_> = ns.sysctls().cloned().collect();
+        sysctl::write_in(&ns.name, &all)?;
     }
 
     before(Stage::Addresses)?;
@@ -157,7 +173,7 @@ fn add_addresses(plan: &LabPlan, ns: &NsPlan) -> Result<(), LabError> {
 
 fn add_address(ns: &str, dev: &str, addr: Cidr, flags: &[&str]) -> Result<(), LabError> {
     let addr = addr.to_string();
-    let mut args = vec!["address", "add", &addr, "dev", dev];
+    let mut args = vec!["address", "replace", &addr, "dev", dev];
     args.extend_from_slice(flags);
     netns::ip_in(ns, &args).map(|_| ())
 }

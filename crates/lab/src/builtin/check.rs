@@ -2,6 +2,8 @@
 //! lists every difference as one short sentence. Pure, so every rule is
 //! unit-tested without root.
 
+use std::fmt;
+
 use crate::mac::format_mac;
 use crate::observe::{LinkObservation, NsObservation};
 
@@ -16,16 +18,49 @@ pub enum Queues {
     Any,
 }
 
+/// One difference from a complete lab.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// Whether fixing it needs the namespaces and veths built again.
+    pub rebuild: bool,
+    pub text: String,
+}
+
+impl Problem {
+    /// Namespaces, links and their fixed properties: only a rebuild fixes it.
+    fn structure(text: String) -> Problem {
+        Problem {
+            rebuild: true,
+            text,
+        }
+    }
+
+    /// Addresses, routes, neighbours, sysctls: applying the plan's
+    /// configuration again fixes it in place.
+    fn config(text: String) -> Problem {
+        Problem {
+            rebuild: false,
+            text,
+        }
+    }
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
 /// Every way in which `observed` (one per namespace, in plan order) differs
 /// from `plan`. Empty when the lab is complete.
-pub fn problems(plan: &LabPlan, observed: &[NsObservation], queues: Queues) -> Vec<String> {
+pub fn problems(plan: &LabPlan, observed: &[NsObservation], queues: Queues) -> Vec<Problem> {
     // Missing namespaces first: they explain most of what follows.
-    let mut out: Vec<String> = plan
+    let mut out: Vec<Problem> = plan
         .namespaces
         .iter()
         .zip(observed)
         .filter(|(_, obs)| !obs.exists)
-        .map(|(ns, _)| format!("namespace {} does not exist", ns.name))
+        .map(|(ns, _)| Problem::structure(format!("namespace {} does not exist", ns.name)))
         .collect();
     for (ns, obs) in plan.namespaces.iter().zip(observed) {
         if obs.exists {
@@ -40,7 +75,9 @@ pub fn problems(plan: &LabPlan, observed: &[NsObservation], queues: Queues) -> V
             .map(|l| (l.tx_queues, l.rx_queues))
             .collect();
         if counts.windows(2).any(|w| w[0] != w[1]) {
-            out.push(format!("the interfaces' queue counts differ: {counts:?}"));
+            out.push(Problem::structure(format!(
+                "the interfaces' queue counts differ: {counts:?}"
+            )));
         }
     }
     out
@@ -51,11 +88,11 @@ fn check_ns(
     ns: &NsPlan,
     obs: &NsObservation,
     queues: Queues,
-    out: &mut Vec<String>,
+    out: &mut Vec<Problem>,
 ) {
     let name = &ns.name;
     if !obs.lo_up {
-        out.push(format!("{name}: lo is down"));
+        out.push(Problem::structure(format!("{name}: lo is down")));
     }
     // What hangs on a missing interface (its routes, neighbours and
     // sysctls) is gone with it and not listed again.
@@ -63,18 +100,37 @@ fn check_ns(
     for &role in &ns.ifaces {
         let want = plan.iface(role);
         let Some(link) = obs.link(want.name) else {
-            out.push(format!("{name}: interface {} is missing", want.name));
+            out.push(Problem::structure(format!(
+                "{name}: interface {} is missing",
+                want.name
+            )));
             missing.push(want.name);
             continue;
         };
-        check_link(
-            name,
-            link,
-            want.mac,
-            &[want.ipv4_cidr(), want.ipv6_cidr()],
-            queues,
-            out,
-        );
+        check_link(name, link, want.mac, queues, out);
+        for a in [want.ipv4_cidr(), want.ipv6_cidr()] {
+            if !link.addresses.contains(&a) {
+                out.push(Problem::config(format!(
+                    "{name}: {} lacks address {a}",
+                    want.name
+                )));
+            }
+        }
+        if ns.ipv6_noprefixroute() {
+            // The DUT's connected IPv6 /64 would cover the destination
+            // range and bypass the static next hop (see LabPlan::new).
+            let net = want.ipv6_cidr().network();
+            let shadowing = obs
+                .routes
+                .iter()
+                .any(|r| r.dst == net && r.dev.as_deref() == Some(want.name));
+            if shadowing {
+                out.push(Problem::structure(format!(
+                    "{name}: a route to {net} dev {} shadows the static next hop",
+                    want.name
+                )));
+            }
+        }
     }
     for r in ns.routes.iter().filter(|r| !missing.contains(&r.dev)) {
         let found = obs
@@ -82,10 +138,10 @@ fn check_ns(
             .iter()
             .any(|o| o.dst == r.dst && o.via == Some(r.via) && o.dev.as_deref() == Some(r.dev));
         if !found {
-            out.push(format!(
+            out.push(Problem::config(format!(
                 "{name}: route {} via {} dev {} is missing",
                 r.dst, r.via, r.dev
-            ));
+            )));
         }
     }
     for n in ns.neighbours.iter().filter(|n| !missing.contains(&n.dev)) {
@@ -94,20 +150,22 @@ fn check_ns(
             .iter()
             .find(|o| o.addr == n.addr && o.dev == n.dev);
         match found {
-            None => out.push(format!(
+            None => out.push(Problem::config(format!(
                 "{name}: static neighbour {} dev {} is missing",
                 n.addr, n.dev
-            )),
-            Some(o) if o.mac != Some(n.mac) || o.state != "PERMANENT" => out.push(format!(
-                "{name}: neighbour {} dev {} is {} {} (want {} PERMANENT)",
-                n.addr,
-                n.dev,
-                o.mac
-                    .map(format_mac)
-                    .unwrap_or_else(|| "without MAC".into()),
-                o.state,
-                format_mac(n.mac)
-            )),
+            ))),
+            Some(o) if o.mac != Some(n.mac) || o.state != "PERMANENT" => {
+                out.push(Problem::config(format!(
+                    "{name}: neighbour {} dev {} is {} {} (want {} PERMANENT)",
+                    n.addr,
+                    n.dev,
+                    o.mac
+                        .map(format_mac)
+                        .unwrap_or_else(|| "without MAC".into()),
+                    o.state,
+                    format_mac(n.mac)
+                )))
+            }
             Some(_) => {}
         }
     }
@@ -115,57 +173,59 @@ fn check_ns(
     for s in ns.sysctls().filter(|s| !on_missing(&s.key)) {
         match obs.sysctls.get(&s.key) {
             Some(Some(v)) if *v == s.value => {}
-            Some(Some(v)) => out.push(format!("{name}: {} is {v} (want {})", s.key, s.value)),
-            _ => out.push(format!("{name}: {} is missing (want {})", s.key, s.value)),
+            Some(Some(v)) => out.push(Problem::config(format!(
+                "{name}: {} is {v} (want {})",
+                s.key, s.value
+            ))),
+            _ => out.push(Problem::config(format!(
+                "{name}: {} is missing (want {})",
+                s.key, s.value
+            ))),
         }
     }
 }
 
+/// The link's fixed properties; any difference needs a rebuild.
 fn check_link(
     ns: &str,
     link: &LinkObservation,
     mac: [u8; 6],
-    addresses: &[crate::cidr::Cidr],
     queues: Queues,
-    out: &mut Vec<String>,
+    out: &mut Vec<Problem>,
 ) {
     let name = &link.name;
+    let mut bad = |text: String| out.push(Problem::structure(text));
     if link.mac != mac {
-        out.push(format!(
+        bad(format!(
             "{ns}: {name} has MAC {} (want {})",
             format_mac(link.mac),
             format_mac(mac)
         ));
     }
     if link.kind.as_deref() != Some("veth") {
-        out.push(format!("{ns}: {name} is not a veth"));
+        bad(format!("{ns}: {name} is not a veth"));
     }
     if link.mtu != crate::netns::VETH_MTU {
-        out.push(format!(
+        bad(format!(
             "{ns}: {name} has MTU {} (want {})",
             link.mtu,
             crate::netns::VETH_MTU
         ));
     }
     if !link.admin_up {
-        out.push(format!("{ns}: {name} is down"));
+        bad(format!("{ns}: {name} is down"));
     } else if !link.carrier {
-        out.push(format!(
+        bad(format!(
             "{ns}: {name} has no carrier (its peer is down or gone)"
         ));
     }
     if let Queues::Exactly(q) = queues {
         let q = q as u32;
         if link.tx_queues != q || link.rx_queues != q {
-            out.push(format!(
+            bad(format!(
                 "{ns}: {name} has {} TX and {} RX queues (want {q})",
                 link.tx_queues, link.rx_queues
             ));
-        }
-    }
-    for a in addresses {
-        if !link.addresses.contains(a) {
-            out.push(format!("{ns}: {name} lacks address {a}"));
         }
     }
 }
@@ -244,11 +304,8 @@ mod tests {
     fn complete_lab_has_no_problems() {
         let plan = LabPlan::new("t", 2);
         let obs = complete(&plan);
-        assert_eq!(
-            problems(&plan, &obs, Queues::Exactly(2)),
-            Vec::<String>::new()
-        );
-        assert_eq!(problems(&plan, &obs, Queues::Any), Vec::<String>::new());
+        assert_eq!(problems(&plan, &obs, Queues::Exactly(2)), []);
+        assert_eq!(problems(&plan, &obs, Queues::Any), []);
     }
 
     #[test]
@@ -329,6 +386,17 @@ mod tests {
                 }),
             ),
             (
+                "t-dut: a route to 2001:2:0:8000::/64 dev d1 shadows the static next hop",
+                Box::new(move |o| {
+                    o[dut].routes.push(RouteObservation {
+                        dst: "2001:2:0:8000::/64".parse().unwrap(),
+                        via: None,
+                        dev: Some("d1".into()),
+                        onlink: false,
+                    })
+                }),
+            ),
+            (
                 "t-dut: net.ipv4.ip_forward is 0 (want 1)",
                 Box::new(move |o| {
                     o[dut]
@@ -344,12 +412,28 @@ mod tests {
                 }),
             ),
         ];
+        // These are fixed by applying the configuration again; the rest
+        // need the namespaces and veths rebuilt.
+        let config = [
+            "t-rcv: r0 lacks address",
+            "t-dut: route ",
+            "t-dut: neighbour ",
+            "t-gen: static neighbour ",
+            "t-dut: net.",
+            "t-rcv: net.",
+        ];
         for (want, spoil) in cases {
             let mut obs = complete(&plan);
             spoil(&mut obs);
             let got = problems(&plan, &obs, Queues::Exactly(1));
             assert_eq!(got.len(), 1, "{want}: {got:?}");
-            assert!(got[0].starts_with(want), "want {want:?}, got {:?}", got[0]);
+            assert!(
+                got[0].text.starts_with(want),
+                "want {want:?}, got {:?}",
+                got[0]
+            );
+            let rebuild = !config.iter().any(|c| want.starts_with(c));
+            assert_eq!(got[0].rebuild, rebuild, "{want}");
         }
     }
 
@@ -364,8 +448,12 @@ mod tests {
                 ..Default::default()
             };
         }
+        let texts: Vec<String> = problems(&plan, &obs, Queues::Exactly(1))
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
         assert_eq!(
-            problems(&plan, &obs, Queues::Exactly(1)),
+            texts,
             [
                 "namespace t-dut does not exist",
                 "namespace t-rcv does not exist",
@@ -384,11 +472,14 @@ mod tests {
                 l.rx_queues = 4;
             }
         }
-        assert_eq!(problems(&plan, &obs, Queues::Any), Vec::<String>::new());
+        assert_eq!(problems(&plan, &obs, Queues::Any), []);
         assert_eq!(problems(&plan, &obs, Queues::Exactly(1)).len(), 4);
         obs[0].links[0].tx_queues = 1;
         let got = problems(&plan, &obs, Queues::Any);
         assert_eq!(got.len(), 1, "{got:?}");
-        assert!(got[0].starts_with("the interfaces' queue counts differ"));
+        assert!(got[0]
+            .text
+            .starts_with("the interfaces' queue counts differ"));
+        assert!(got[0].rebuild);
     }
 }

@@ -16,6 +16,7 @@ use crate::{netns, runner, LabError, MAX_QUEUES};
 #[cfg(test)]
 use build::Stage;
 
+use check::Problem;
 pub use check::Queues;
 pub use plan::{
     gen_side_nets, rcv_side_nets, IfRole, LabIface, NsRole, GEN_SIDE_NEXT_HOP4, GEN_SIDE_NEXT_HOP6,
@@ -56,8 +57,9 @@ pub enum UpOutcome {
     Created,
     /// The lab was complete (and had the asked queue count); nothing changed.
     AlreadyUp,
-    /// Part of the lab existed, or it differed from the spec; it was removed
-    /// and built again.
+    /// Part of the lab existed, or it differed from the spec. Addresses,
+    /// routes, neighbours and sysctls are fixed in place (the namespaces,
+    /// veths and ifindexes stay); anything else is removed and built again.
     Repaired,
 }
 
@@ -90,26 +92,36 @@ impl BuiltinLab {
 
     /// Builds the lab if needed. Idempotent: a complete lab with the spec's
     /// queue count is left alone ([`UpOutcome::AlreadyUp`]); a partial one,
-    /// or one with another queue count, is removed and rebuilt
-    /// ([`UpOutcome::Repaired`]). A build that fails half-way removes what it
-    /// created before returning the error. Needs root.
+    /// or one with another queue count, is repaired ([`UpOutcome::Repaired`]):
+    /// in place when only its configuration differs (a sysctl changed by a
+    /// DUT configuration that was not reverted, a deleted route), otherwise
+    /// by removing and building it again. A build that fails half-way
+    /// removes what it created before returning the error. Needs root.
     pub fn up(&self) -> Result<UpOutcome, LabError> {
         require_root("bringing the lab up")?;
+        let queues = Queues::Exactly(self.spec.queues);
         let observed = self.observe()?;
-        let outcome = if observed.iter().all(|o| !o.exists) {
-            UpOutcome::Created
-        } else if self
-            .problems_in(&observed, Queues::Exactly(self.spec.queues))
-            .is_empty()
-        {
+        if observed.iter().all(|o| !o.exists) {
+            build::create(&self.plan)?;
+            self.verify_new()?;
+            return Ok(UpOutcome::Created);
+        }
+        let problems = self.problems_in(&observed, queues);
+        if problems.is_empty() {
             return Ok(UpOutcome::AlreadyUp);
-        } else {
-            build::remove(&self.plan)?;
-            UpOutcome::Repaired
-        };
+        }
+        if problems.iter().all(|p| !p.rebuild) {
+            // Namespaces and veths are right (so are MACs and ifindexes, and
+            // programs running inside keep working): fix the rest in place.
+            build::reconfigure(&self.plan)?;
+            if self.problems_in(&self.observe()?, queues).is_empty() {
+                return Ok(UpOutcome::Repaired);
+            }
+        }
+        build::remove(&self.plan)?;
         build::create(&self.plan)?;
         self.verify_new()?;
-        Ok(outcome)
+        Ok(UpOutcome::Repaired)
     }
 
     /// Checks a lab `up` has just built; removes it if it is incomplete.
@@ -119,7 +131,7 @@ impl BuiltinLab {
             .map(|o| self.problems_in(&o, Queues::Exactly(self.spec.queues)));
         let error = match problems {
             Ok(p) if p.is_empty() => return Ok(()),
-            Ok(p) => LabError::Incomplete(summarize(&p)),
+            Ok(p) => LabError::Incomplete(summarize(&texts(&p))),
             Err(e) => e,
         };
         match build::remove(&self.plan) {
@@ -159,7 +171,7 @@ impl BuiltinLab {
         if self.any_exists() {
             require_root("inspecting the lab")?;
         }
-        Ok(self.problems_in(&self.observe()?, queues))
+        Ok(texts(&self.problems_in(&self.observe()?, queues)))
     }
 
     /// Each namespace with its interfaces, MACs, state, addresses, counters,
@@ -172,7 +184,7 @@ impl BuiltinLab {
         }
         let observed = self.observe()?;
         let problems = if observed.iter().any(|o| o.exists) {
-            self.problems_in(&observed, Queues::Any)
+            texts(&self.problems_in(&observed, Queues::Any))
         } else {
             Vec::new()
         };
@@ -293,7 +305,7 @@ impl BuiltinLab {
             .collect()
     }
 
-    fn problems_in(&self, observed: &[NsObservation], queues: Queues) -> Vec<String> {
+    fn problems_in(&self, observed: &[NsObservation], queues: Queues) -> Vec<Problem> {
         check::problems(&self.plan, observed, queues)
     }
 }
@@ -306,6 +318,10 @@ fn require_root(what: &str) -> Result<(), LabError> {
             "{what} needs root (network namespaces need CAP_SYS_ADMIN and CAP_NET_ADMIN)"
         )))
     }
+}
+
+fn texts(problems: &[Problem]) -> Vec<String> {
+    problems.iter().map(|p| p.text.clone()).collect()
 }
 
 /// The first few problems on one line.

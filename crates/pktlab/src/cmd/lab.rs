@@ -21,7 +21,7 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum Action {
-    /// Build the lab; a complete lab is left alone, a partial one is rebuilt
+    /// Build the lab; a complete lab is left alone, a partial one is repaired
     Up(UpArgs),
     /// Remove the lab's namespaces and everything in them
     Down(PrefixArg),
@@ -80,7 +80,7 @@ fn up(args: UpArgs) -> anyhow::Result<()> {
         }
         UpOutcome::Created => out += &format!("lab {prefix} is up:\n"),
         UpOutcome::Repaired => {
-            out += &format!("lab {prefix} was incomplete and has been rebuilt:\n");
+            out += &format!("lab {prefix} was incomplete and has been repaired:\n");
             const SHOWN: usize = 5;
             for p in problems.iter().take(SHOWN) {
                 out += &format!("  was: {p}\n");
