@@ -13,8 +13,6 @@ use pktlab_io::iface::IfCounters;
 
 use crate::observe::{self, NsObservation};
 use crate::{netns, runner, LabError, MAX_QUEUES};
-#[cfg(test)]
-use build::Stage;
 
 use check::Problem;
 pub use check::Queues;

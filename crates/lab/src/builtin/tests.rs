@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
+use super::build::Stage;
 use super::*;
 
 /// A unique prefix whose namespaces are deleted on drop.
@@ -12,6 +13,7 @@ struct Prefix(String);
 impl Prefix {
     fn new() -> Prefix {
         static N: AtomicU32 = AtomicU32::new(0);
+        sweep_stale();
         Prefix(format!(
             "lu{}x{}",
             std::process::id(),
@@ -33,6 +35,21 @@ impl Prefix {
             .into_iter()
             .filter(|n| n.starts_with(&p))
             .collect()
+    }
+}
+
+/// Deletes `lu<pid>x<n>-*` namespaces left by a killed test run.
+fn sweep_stale() {
+    for name in netns::list().unwrap_or_default() {
+        let pid = name
+            .strip_prefix("lu")
+            .and_then(|rest| rest.split('x').next())
+            .and_then(|p| p.parse::<u32>().ok());
+        if let Some(pid) = pid {
+            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = netns::delete(&name);
+            }
+        }
     }
 }
 
