@@ -4,16 +4,15 @@ use pktlab_lab::mac::format_mac;
 use pktlab_lab::{BuiltinLab, LabSpec, UpOutcome, DEFAULT_PREFIX};
 
 #[derive(clap::Args)]
-#[command(
-    about = "Build, inspect or remove the built-in namespace lab",
-    long_about = "Build, inspect or remove the built-in namespace lab (seed 000's diagram):\n\n  \
-        [gen] g0 ---- d0 [dut] d1 ---- r0 [rcv]\n  \
-        198.18.0.201/24 198.18.0.203/24  198.19.0.203/24 198.19.0.201/24\n  \
-        2001:2::201/64  2001:2::203/64   2001:2:0:8000::203/64 2001:2:0:8000::201/64\n\n\
-        The DUT forwards 198.19.0.0/16 and 2001:2:0:8000::/49 to static next hops that map to \
-        r0's MAC, so traffic to the lab ranges reaches the receiver with no ARP or ND, and \
-        nothing answers it. MACs are fixed per prefix."
-)]
+#[command(after_long_help = "The lab follows seed 000's diagram:\n\n  \
+    [gen] g0 ---- d0 [dut] d1 ---- r0 [rcv]\n  \
+    g0 198.18.0.201/24  2001:2::201/64\n  \
+    d0 198.18.0.203/24  2001:2::203/64\n  \
+    d1 198.19.0.203/24  2001:2:0:8000::203/64\n  \
+    r0 198.19.0.201/24  2001:2:0:8000::201/64\n\n\
+    The DUT routes 198.19.0.0/16 and 2001:2:0:8000::/49 to static next hops (.208) that map \
+    to r0's MAC, so traffic to the lab ranges (198.19.10.1-100, 2001:2:0:8000::1-64) reaches \
+    the receiver with no ARP or ND, and nothing answers it. MACs are fixed per prefix.")]
 pub struct Args {
     #[command(subcommand)]
     action: Action,
@@ -103,11 +102,11 @@ fn up(args: UpArgs) -> anyhow::Result<()> {
     }
     let q = lab.spec().queues;
     out += &format!(
-        "  {q} queue{} per interface; to generate: pktlab gen -i {} -D {} (in {})\n",
+        "  {q} queue{} per interface; to generate: ip netns exec {} pktlab gen -i {} -D {}\n",
         if q == 1 { "" } else { "s" },
+        lab.gen_ns(),
         lab.gen_if(),
         format_mac(lab.dut_in_mac()),
-        lab.gen_ns()
     );
     emit(&out)
 }
