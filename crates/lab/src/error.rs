@@ -1,4 +1,8 @@
 //! The lab's one error type. Every message is one line that names what failed.
+//!
+//! No variant has a `source()`: the cause is part of the message, so a
+//! printer that walks the error chain does not repeat it. OS errors are shown
+//! without Rust's "(os error N)" suffix.
 
 /// A failure to build, inspect or remove a lab.
 #[derive(Debug, thiserror::Error)]
@@ -25,10 +29,10 @@ pub enum LabError {
         package: &'static str,
     },
     /// A command could not be started.
-    #[error("cannot run `{command}`: {source}")]
+    #[error("cannot run `{command}`: {}", os_msg(err))]
     Spawn {
         command: String,
-        source: std::io::Error,
+        err: std::io::Error,
     },
     /// A command ran and failed; `stderr` is its diagnostics on one line.
     #[error("`{command}` failed: {stderr}")]
@@ -43,11 +47,17 @@ pub enum LabError {
     #[error("network namespace {0} does not exist")]
     NoNamespace(String),
     /// A system call failed.
-    #[error("{what}: {source}")]
-    Sys {
-        what: String,
-        source: std::io::Error,
-    },
+    #[error("{what}: {}", os_msg(err))]
+    Sys { what: String, err: std::io::Error },
+    /// An interface query inside a namespace failed.
+    #[error("{err} (in network namespace {ns})")]
+    Io { ns: String, err: pktlab_io::IoError },
+    /// The lab (or part of it) that an operation needs does not exist.
+    #[error("lab '{prefix}' is not up: {why} (run `pktlab lab up --prefix {prefix}`)")]
+    NotUp { prefix: String, why: String },
+    /// `up` built the lab but it does not check out (the first problems found).
+    #[error("the lab is incomplete after building it: {0}")]
+    Incomplete(String),
     /// Building a lab failed, and so did removing what had been created.
     #[error("{error} (removing the partial lab also failed: {cleanup})")]
     Cleanup {
@@ -65,5 +75,49 @@ impl LabError {
             LabError::Cleanup { error, .. } => error.is_usage(),
             _ => false,
         }
+    }
+}
+
+/// An OS error's text without the " (os error N)" suffix.
+fn os_msg(err: &std::io::Error) -> String {
+    let s = err.to_string();
+    match s.rfind(" (os error ") {
+        Some(i) if s.ends_with(')') => s[..i].to_string(),
+        _ => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_one_line_without_a_source_chain() {
+        use std::error::Error;
+        let e = LabError::Sys {
+            what: "cannot enter network namespace x".into(),
+            err: std::io::Error::from_raw_os_error(libc::EPERM),
+        };
+        assert_eq!(
+            e.to_string(),
+            "cannot enter network namespace x: Operation not permitted"
+        );
+        assert!(e.source().is_none());
+        let e = LabError::Io {
+            ns: "lab-gen".into(),
+            err: pktlab_io::IoError::NoSuchInterface("g0".into()),
+        };
+        assert_eq!(
+            e.to_string(),
+            "no such interface: g0 (in network namespace lab-gen)"
+        );
+        assert!(e.source().is_none());
+        assert!(!e.is_usage());
+        let e = LabError::Cleanup {
+            error: Box::new(LabError::BadQueues(0)),
+            cleanup: Box::new(LabError::NoNamespace("x".into())),
+        };
+        assert!(e.is_usage());
+        assert!(!e.to_string().contains('\n'));
     }
 }

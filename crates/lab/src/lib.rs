@@ -1,11 +1,27 @@
 //! pktlab lab layer: network namespaces, veth pairs and the built-in
-//! forwarding lab.
+//! forwarding lab (generator → DUT → receiver).
+//!
+//! - [`netns`]: namespaces, veth pairs, running code inside a namespace;
+//! - [`observe`]: what a namespace holds (links, addresses, routes,
+//!   neighbours, sysctls, counters);
+//! - [`BuiltinLab`]: the lab itself: `up`, `down`, `status`, `counters`.
 
+mod builtin;
+pub mod cidr;
 mod error;
+pub mod mac;
 pub mod neigh;
 pub mod netns;
+pub mod observe;
 pub mod runner;
+pub mod sysctl;
 
+pub use builtin::{
+    gen_side_nets, rcv_side_nets, BuiltinLab, IfRole, IfStatus, LabIfCounters, LabIface, LabSpec,
+    LabState, LabStatus, NsRole, NsStatus, Queues, UpOutcome, DEFAULT_PREFIX, GEN_SIDE_NEXT_HOP4,
+    GEN_SIDE_NEXT_HOP6, IPV4_PREFIX_LEN, IPV6_PREFIX_LEN, MAX_PREFIX_LEN, RCV_SIDE_NEXT_HOP4,
+    RCV_SIDE_NEXT_HOP6,
+};
 pub use error::LabError;
 
 /// Most queues a lab veth pair may have.

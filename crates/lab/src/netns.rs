@@ -114,10 +114,10 @@ pub fn list() -> Result<Vec<String>, LabError> {
     let dir = match std::fs::read_dir(NETNS_RUN_DIR) {
         Ok(dir) => dir,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => {
+        Err(err) => {
             return Err(LabError::Sys {
                 what: format!("cannot list {NETNS_RUN_DIR}"),
-                source,
+                err,
             })
         }
     };
@@ -173,13 +173,13 @@ pub fn command_in(ns: &str, program: &str) -> Command {
 pub fn within<T: Send>(ns: &str, f: impl FnOnce() -> T + Send) -> Result<T, LabError> {
     check_ns_name(ns)?;
     let path = std::path::Path::new(NETNS_RUN_DIR).join(ns);
-    let file = std::fs::File::open(&path).map_err(|source| {
-        if source.kind() == std::io::ErrorKind::NotFound {
+    let file = std::fs::File::open(&path).map_err(|err| {
+        if err.kind() == std::io::ErrorKind::NotFound {
             LabError::NoNamespace(ns.to_string())
         } else {
             LabError::Sys {
                 what: format!("cannot open {}", path.display()),
-                source,
+                err,
             }
         }
     })?;
@@ -192,7 +192,7 @@ pub fn within<T: Send>(ns: &str, f: impl FnOnce() -> T + Send) -> Result<T, LabE
             if rc != 0 {
                 return Err(LabError::Sys {
                     what: format!("cannot enter network namespace {ns}"),
-                    source: std::io::Error::last_os_error(),
+                    err: std::io::Error::last_os_error(),
                 });
             }
             drop(fd);

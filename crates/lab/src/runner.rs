@@ -67,9 +67,9 @@ pub fn run(program: &Path, display: &str, args: &[&str]) -> Result<String, LabEr
 
 /// Runs a prepared command and returns its stdout, or a one-line error.
 pub fn output(mut cmd: Command, display: &str, args: &[&str]) -> Result<String, LabError> {
-    let out = cmd.output().map_err(|source| LabError::Spawn {
+    let out = cmd.output().map_err(|err| LabError::Spawn {
         command: command_line(display, args),
-        source,
+        err,
     })?;
     if out.status.success() {
         return Ok(String::from_utf8_lossy(&out.stdout).into_owned());

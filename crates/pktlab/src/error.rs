@@ -50,6 +50,9 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
         if let Some(e) = cause.downcast_ref::<pktlab_stats::StatsError>() {
             return if e.is_usage() { 2 } else { 1 };
         }
+        if let Some(e) = cause.downcast_ref::<pktlab_lab::LabError>() {
+            return if e.is_usage() { 2 } else { 1 };
+        }
     }
     1
 }

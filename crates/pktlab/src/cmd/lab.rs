@@ -1,7 +1,140 @@
-// TEMPORARY placeholder while the workspace is assembled; replaced before any commit that claims lab works.
-#[derive(clap::Args)]
-pub struct Args {}
+//! `pktlab lab up|down|status`: the built-in namespace lab.
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("lab is not built yet")
+use pktlab_lab::mac::format_mac;
+use pktlab_lab::{BuiltinLab, LabSpec, UpOutcome, DEFAULT_PREFIX};
+
+#[derive(clap::Args)]
+#[command(after_long_help = "The lab follows seed 000's diagram:\n\n  \
+    [gen] g0 ---- d0 [dut] d1 ---- r0 [rcv]\n  \
+    g0 198.18.0.201/24  2001:2::201/64\n  \
+    d0 198.18.0.203/24  2001:2::203/64\n  \
+    d1 198.19.0.203/24  2001:2:0:8000::203/64\n  \
+    r0 198.19.0.201/24  2001:2:0:8000::201/64\n\n\
+    The DUT routes 198.19.0.0/16 and 2001:2:0:8000::/49 to static next hops (.208) that map \
+    to r0's MAC, so traffic to the lab ranges (198.19.10.1-100, 2001:2:0:8000::1-64) reaches \
+    the receiver with no ARP or ND, and nothing answers it. MACs are fixed per prefix.")]
+pub struct Args {
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(clap::Subcommand)]
+enum Action {
+    /// Build the lab; a complete lab is left alone, a partial one is repaired
+    Up(UpArgs),
+    /// Remove the lab's namespaces and everything in them
+    Down(PrefixArg),
+    /// Show the namespaces, interfaces, MACs, addresses, routes and counters
+    Status(StatusArgs),
+}
+
+#[derive(clap::Args)]
+struct PrefixArg {
+    /// Namespace prefix: the lab is <P>-gen, <P>-dut and <P>-rcv
+    #[arg(long, value_name = "P", default_value = DEFAULT_PREFIX)]
+    prefix: String,
+}
+
+#[derive(clap::Args)]
+struct UpArgs {
+    #[command(flatten)]
+    prefix: PrefixArg,
+    /// TX and RX queues of every veth (1 to 64); a lab with another count is rebuilt
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    queues: u16,
+}
+
+#[derive(clap::Args)]
+struct StatusArgs {
+    #[command(flatten)]
+    prefix: PrefixArg,
+    /// Print one JSON object instead of text
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.action {
+        Action::Up(a) => up(a),
+        Action::Down(a) => down(a),
+        Action::Status(a) => status(a),
+    }
+}
+
+fn lab(prefix: String, queues: u16) -> anyhow::Result<BuiltinLab> {
+    Ok(BuiltinLab::new(LabSpec { prefix, queues })?)
+}
+
+fn up(args: UpArgs) -> anyhow::Result<()> {
+    let lab = lab(args.prefix.prefix, args.queues)?;
+    // Only to say why a rebuild happens; `up` decides on its own (and says
+    // when root is missing).
+    let problems = lab.problems().unwrap_or_default();
+    let outcome = lab.up()?;
+    let prefix = lab.prefix();
+    let mut out = String::new();
+    match outcome {
+        UpOutcome::AlreadyUp => {
+            return emit(&format!("lab {prefix} is already up; nothing changed\n"));
+        }
+        UpOutcome::Created => out += &format!("lab {prefix} is up:\n"),
+        UpOutcome::Repaired => {
+            out += &format!("lab {prefix} was incomplete and has been repaired:\n");
+            const SHOWN: usize = 5;
+            for p in problems.iter().take(SHOWN) {
+                out += &format!("  was: {p}\n");
+            }
+            if problems.len() > SHOWN {
+                out += &format!("  was: ... and {} more\n", problems.len() - SHOWN);
+            }
+        }
+    }
+    for i in lab.ifaces() {
+        out += &format!(
+            "  {:<width$}  {}  {}  {}  {}\n",
+            i.ns,
+            i.name,
+            format_mac(i.mac),
+            i.ipv4_cidr(),
+            i.ipv6_cidr(),
+            width = lab.dut_ns().len()
+        );
+    }
+    let q = lab.spec().queues;
+    out += &format!(
+        "  {q} queue{} per interface; to generate: ip netns exec {} pktlab gen -i {} -D {}\n",
+        if q == 1 { "" } else { "s" },
+        lab.gen_ns(),
+        lab.gen_if(),
+        format_mac(lab.dut_in_mac()),
+    );
+    emit(&out)
+}
+
+fn down(args: PrefixArg) -> anyhow::Result<()> {
+    // The queue count does not matter for removing.
+    let lab = lab(args.prefix, 1)?;
+    lab.down()?;
+    emit(&format!("lab {} is down\n", lab.prefix()))
+}
+
+fn status(args: StatusArgs) -> anyhow::Result<()> {
+    let lab = lab(args.prefix.prefix, 1)?;
+    let status = lab.status()?;
+    if args.json {
+        emit(&format!("{}\n", serde_json::to_string(&status)?))
+    } else {
+        emit(&status.to_string())
+    }
+}
+
+/// Writes to stdout; a closed pipe (`pktlab lab status | head`) is not an
+/// error, where `print!` would panic.
+fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
 }

@@ -1,0 +1,865 @@
+//! `pktlab lab up|down|status` on real namespaces (needs root).
+//!
+//! Every test uses its own prefix `lt<pid>x<n>`; a Drop guard deletes every
+//! namespace `<prefix>-*`, also when the test fails, and namespaces left by
+//! a killed run (whose pid is gone) are swept when the next guard is made.
+//! Packets are sent only inside the lab's own namespaces.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use pktlab_lab::mac::format_mac;
+use pktlab_lab::{netns, BuiltinLab, IfRole, LabIfCounters, LabSpec};
+use serde_json::Value;
+
+const PKTLAB: &str = env!("CARGO_BIN_EXE_pktlab");
+
+/// A unique lab prefix; its namespaces are deleted on drop.
+struct Prefix(String);
+
+impl Prefix {
+    fn new() -> Prefix {
+        static N: AtomicU32 = AtomicU32::new(0);
+        sweep_stale();
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        Prefix(format!("lt{}x{n}", std::process::id()))
+    }
+
+    fn ns(&self, suffix: &str) -> String {
+        format!("{}-{suffix}", self.0)
+    }
+
+    /// This prefix's namespaces that exist.
+    fn existing(&self) -> Vec<String> {
+        let p = format!("{}-", self.0);
+        netns::list()
+            .unwrap()
+            .into_iter()
+            .filter(|n| n.starts_with(&p))
+            .collect()
+    }
+
+    fn lab(&self) -> BuiltinLab {
+        BuiltinLab::new(LabSpec {
+            prefix: self.0.clone(),
+            queues: 1,
+        })
+        .unwrap()
+    }
+}
+
+impl Drop for Prefix {
+    fn drop(&mut self) {
+        for n in self.existing() {
+            let _ = Command::new("ip").args(["netns", "del", &n]).status();
+        }
+    }
+}
+
+/// Deletes `lt<pid>x<n>-*` namespaces whose test process is gone.
+fn sweep_stale() {
+    for name in netns::list().unwrap_or_default() {
+        let Some(rest) = name.strip_prefix("lt") else {
+            continue;
+        };
+        let Some(pid) = rest.split('x').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = Command::new("ip").args(["netns", "del", &name]).status();
+        }
+    }
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn finish(out: Output) -> Run {
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn pktlab(args: &[&str]) -> Run {
+    finish(Command::new(PKTLAB).args(args).output().unwrap())
+}
+
+/// Runs pktlab and insists on exit code 0.
+fn ok(args: &[&str]) -> String {
+    let r = pktlab(args);
+    assert_eq!(r.code, 0, "pktlab {args:?}: {}{}", r.stdout, r.stderr);
+    r.stdout
+}
+
+fn status_json(prefix: &str) -> Value {
+    serde_json::from_str(&ok(&["lab", "status", "--prefix", prefix, "--json"])).unwrap()
+}
+
+fn ns_json<'a>(status: &'a Value, role: &str) -> &'a Value {
+    status["namespaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["role"] == role)
+        .unwrap()
+}
+
+/// name → (mac, ifindex) of every lab interface in a status.
+fn macs_and_indexes(status: &Value) -> BTreeMap<String, (String, u64)> {
+    let mut m = BTreeMap::new();
+    for ns in status["namespaces"].as_array().unwrap() {
+        for i in ns["interfaces"].as_array().unwrap() {
+            m.insert(
+                format!(
+                    "{}/{}",
+                    ns["name"].as_str().unwrap(),
+                    i["name"].as_str().unwrap()
+                ),
+                (
+                    i["mac"].as_str().unwrap().to_string(),
+                    i["ifindex"].as_u64().unwrap(),
+                ),
+            );
+        }
+    }
+    m
+}
+
+/// `ip -o link` of the test's own namespace: (name, MAC) pairs.
+fn host_links() -> BTreeSet<(String, String)> {
+    let out = Command::new("ip").args(["-o", "link"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let name = l
+                .split(": ")
+                .nth(1)
+                .unwrap_or("")
+                .split('@')
+                .next()
+                .unwrap();
+            let mac = l
+                .split_whitespace()
+                .skip_while(|w| !w.starts_with("link/"))
+                .nth(1)
+                .unwrap_or("");
+            (name.to_string(), mac.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn up_then_down_leaves_nothing_behind() {
+    let p = Prefix::new();
+    let lab = p.lab();
+    let lab_macs: Vec<String> = lab.ifaces().iter().map(|i| format_mac(i.mac)).collect();
+    let before = host_links();
+
+    let out = ok(&["lab", "up", "--prefix", &p.0]);
+    assert!(out.starts_with(&format!("lab {} is up:", p.0)), "{out}");
+    assert!(out.contains(&lab_macs[1]), "up names d0's MAC: {out}");
+    assert_eq!(p.existing(), [p.ns("dut"), p.ns("gen"), p.ns("rcv")]);
+    // Nothing of the lab is in the caller's namespace, not even for a moment
+    // long enough to show: the veths were created inside their namespaces.
+    for (name, mac) in host_links() {
+        assert!(!lab_macs.contains(&mac), "host link {name} has a lab MAC");
+    }
+
+    let out = ok(&["lab", "down", "--prefix", &p.0]);
+    assert_eq!(out, format!("lab {} is down\n", p.0));
+    assert_eq!(p.existing(), Vec::<String>::new());
+    // Links other tests create may come and go meanwhile; none may be ours.
+    let appeared: Vec<_> = host_links().difference(&before).cloned().collect();
+    for (name, mac) in &appeared {
+        assert!(
+            !lab_macs.contains(mac) && !["g0", "d0", "d1", "r0"].contains(&name.as_str()),
+            "stray link on the host: {name} {mac}"
+        );
+    }
+    // down again: nothing to do, still fine.
+    ok(&["lab", "down", "--prefix", &p.0]);
+}
+
+#[test]
+fn up_twice_changes_nothing() {
+    let p = Prefix::new();
+    ok(&["lab", "up", "--prefix", &p.0]);
+    let first = macs_and_indexes(&status_json(&p.0));
+    assert_eq!(first.len(), 4, "{first:?}");
+
+    let out = ok(&["lab", "up", "--prefix", &p.0]);
+    assert_eq!(out, format!("lab {} is already up; nothing changed\n", p.0));
+    assert_eq!(macs_and_indexes(&status_json(&p.0)), first);
+
+    // MACs are fixed per prefix: the same after down and up...
+    ok(&["lab", "down", "--prefix", &p.0]);
+    ok(&["lab", "up", "--prefix", &p.0]);
+    let again = macs_and_indexes(&status_json(&p.0));
+    let macs = |m: &BTreeMap<String, (String, u64)>| -> Vec<String> {
+        m.values().map(|(mac, _)| mac.clone()).collect()
+    };
+    assert_eq!(macs(&again), macs(&first));
+    // ...and the ones the library announces.
+    let lab = p.lab();
+    for i in lab.ifaces() {
+        assert_eq!(again[&format!("{}/{}", i.ns, i.name)].0, format_mac(i.mac));
+    }
+    // Another prefix has other MACs.
+    let other = Prefix::new();
+    assert!(other
+        .lab()
+        .ifaces()
+        .iter()
+        .all(|i| !macs(&first).contains(&format_mac(i.mac))));
+}
+
+#[test]
+fn partial_lab_is_repaired() {
+    let p = Prefix::new();
+    ok(&["lab", "up", "--prefix", &p.0]);
+    let rcv = p.ns("rcv");
+    assert!(Command::new("ip")
+        .args(["netns", "del", &rcv])
+        .status()
+        .unwrap()
+        .success());
+
+    let st = status_json(&p.0);
+    assert_eq!(st["state"], "partial");
+    let problems: Vec<&str> = st["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(problems.contains(&format!("namespace {rcv} does not exist").as_str()));
+    assert!(problems.contains(&format!("{}: interface d1 is missing", p.ns("dut")).as_str()));
+    assert_eq!(ns_json(&st, "rcv")["exists"], false);
+
+    let out = ok(&["lab", "up", "--prefix", &p.0]);
+    assert!(
+        out.starts_with(&format!(
+            "lab {} was incomplete and has been repaired:",
+            p.0
+        )),
+        "{out}"
+    );
+    assert!(out.contains(&format!("was: {}: interface d1 is missing", p.ns("dut"))));
+    let st = status_json(&p.0);
+    assert_eq!(st["state"], "up", "{}", st["problems"]);
+    assert_eq!(macs_and_indexes(&st).len(), 4);
+
+    // What a killed `up` leaves: only the first namespace.
+    ok(&["lab", "down", "--prefix", &p.0]);
+    let gen = netns::Netns::create(&p.ns("gen")).unwrap().keep();
+    assert_eq!(status_json(&p.0)["state"], "partial");
+    let out = ok(&["lab", "up", "--prefix", &p.0]);
+    assert!(out.contains(&format!("was: namespace {} does not exist", p.ns("dut"))));
+    assert_eq!(status_json(&p.0)["state"], "up");
+    assert!(netns::exists(&gen));
+}
+
+#[test]
+fn changed_configuration_is_repaired_in_place() {
+    // What a DUT configuration that was never reverted leaves behind, or a
+    // route deleted by hand: `up` puts it back without rebuilding anything.
+    let p = Prefix::new();
+    ok(&["lab", "up", "--prefix", &p.0]);
+    let first = macs_and_indexes(&status_json(&p.0));
+    let dut = p.ns("dut");
+    let ip = |args: &[&str]| {
+        let st = Command::new("ip").args(args).status().unwrap();
+        assert!(st.success(), "ip {args:?}");
+    };
+    ip(&[
+        "netns",
+        "exec",
+        &dut,
+        "sysctl",
+        "-qw",
+        "net.ipv4.conf.all.send_redirects=1",
+    ]);
+    ip(&["-n", &dut, "route", "del", "198.19.0.0/16"]);
+    ip(&[
+        "-n",
+        &dut,
+        "neighbour",
+        "del",
+        "2001:2:0:8000::208",
+        "dev",
+        "d1",
+    ]);
+    ip(&[
+        "-n",
+        &p.ns("gen"),
+        "address",
+        "del",
+        "198.18.0.201/24",
+        "dev",
+        "g0",
+    ]);
+
+    let st = status_json(&p.0);
+    assert_eq!(st["state"], "partial");
+    let problems = st["problems"].as_array().unwrap();
+    // (Deleting g0's address also takes the generator's route and
+    // neighbour that depend on it.)
+    for want in [
+        format!("{dut}: route 198.19.0.0/16 via 198.19.0.208 dev d1 is missing"),
+        format!("{dut}: static neighbour 2001:2:0:8000::208 dev d1 is missing"),
+        format!("{dut}: net.ipv4.conf.all.send_redirects is 1 (want 0)"),
+        format!("{}: g0 lacks address 198.18.0.201/24", p.ns("gen")),
+    ] {
+        assert!(
+            problems.contains(&Value::from(want.as_str())),
+            "{want} not in {problems:?}"
+        );
+    }
+
+    let out = ok(&["lab", "up", "--prefix", &p.0]);
+    assert!(out.contains("has been repaired"), "{out}");
+    let shown = problems[0].as_str().unwrap();
+    assert!(out.contains(&format!("was: {shown}")), "{out}");
+    let st = status_json(&p.0);
+    assert_eq!(st["state"], "up", "{}", st["problems"]);
+    assert_eq!(
+        ns_json(&st, "dut")["sysctls"]["net.ipv4.conf.all.send_redirects"],
+        "0"
+    );
+    // Same namespaces, same veths.
+    assert_eq!(macs_and_indexes(&st), first);
+}
+
+#[test]
+fn status_json_shows_the_lab() {
+    let p = Prefix::new();
+    let st = status_json(&p.0);
+    assert_eq!(st["state"], "down");
+    assert_eq!(st["namespaces"].as_array().unwrap().len(), 3);
+
+    ok(&["lab", "up", "--prefix", &p.0]);
+    let lab = p.lab();
+    let st = status_json(&p.0);
+    assert_eq!(st["prefix"], p.0.as_str());
+    assert_eq!(st["state"], "up", "{}", st["problems"]);
+    assert_eq!(st["queues"], 1);
+    assert_eq!(st["problems"], serde_json::json!([]));
+
+    let names: Vec<&str> = st["namespaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, [p.ns("gen"), p.ns("dut"), p.ns("rcv")]);
+
+    let iface = |role: &str, name: &str| -> Value {
+        ns_json(&st, role)["interfaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["name"] == name)
+            .unwrap_or_else(|| panic!("{name} not in {role}"))
+            .clone()
+    };
+    let cases = [
+        (
+            "gen",
+            "g0",
+            "gen",
+            lab.gen_mac(),
+            "198.18.0.201/24",
+            "2001:2::201/64",
+        ),
+        (
+            "dut",
+            "d0",
+            "dut_in",
+            lab.dut_in_mac(),
+            "198.18.0.203/24",
+            "2001:2::203/64",
+        ),
+        (
+            "dut",
+            "d1",
+            "dut_out",
+            lab.dut_out_mac(),
+            "198.19.0.203/24",
+            "2001:2:0:8000::203/64",
+        ),
+        (
+            "rcv",
+            "r0",
+            "rcv",
+            lab.rcv_mac(),
+            "198.19.0.201/24",
+            "2001:2:0:8000::201/64",
+        ),
+    ];
+    for (ns, name, role, mac, v4, v6) in cases {
+        let i = iface(ns, name);
+        assert_eq!(i["role"], role);
+        assert_eq!(i["mac"], format_mac(mac).as_str());
+        assert_eq!(i["operstate"], "UP");
+        assert_eq!(i["mtu"], 9000);
+        assert_eq!(i["kind"], "veth");
+        let addrs = i["addresses"].as_array().unwrap();
+        assert!(addrs.contains(&Value::from(v4)), "{name}: {addrs:?}");
+        assert!(addrs.contains(&Value::from(v6)), "{name}: {addrs:?}");
+        for key in [
+            "rx_packets",
+            "rx_bytes",
+            "rx_dropped",
+            "rx_errors",
+            "tx_packets",
+            "tx_bytes",
+            "tx_dropped",
+            "tx_errors",
+        ] {
+            assert!(i["counters"][key].is_u64(), "{name} {key}");
+        }
+    }
+    assert_eq!(
+        ns_json(&st, "dut")["interfaces"].as_array().unwrap().len(),
+        2
+    );
+
+    // Forwarding on the DUT only, without redirects.
+    let sysctl = |ns: &str, key: &str| ns_json(&st, ns)["sysctls"][key].clone();
+    for key in [
+        "net.ipv4.ip_forward",
+        "net.ipv6.conf.all.forwarding",
+        "net.ipv4.conf.d0.forwarding",
+        "net.ipv6.conf.d1.forwarding",
+    ] {
+        assert_eq!(sysctl("dut", key), "1", "{key}");
+    }
+    assert_eq!(sysctl("dut", "net.ipv4.conf.all.send_redirects"), "0");
+    assert_eq!(sysctl("dut", "net.ipv4.conf.d1.send_redirects"), "0");
+    for ns in ["gen", "rcv"] {
+        assert_eq!(sysctl(ns, "net.ipv4.ip_forward"), "0");
+        assert_eq!(sysctl(ns, "net.ipv6.conf.all.forwarding"), "0");
+    }
+    assert_eq!(sysctl("rcv", "net.ipv6.conf.r0.accept_dad"), "0");
+
+    // The static neighbours: present and PERMANENT, with the right MACs.
+    let neigh = |ns: &str, addr: &str| -> (String, String, String) {
+        let n = ns_json(&st, ns)["neighbours"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["addr"] == addr)
+            .unwrap_or_else(|| panic!("no neighbour {addr} in {ns}"))
+            .clone();
+        let s = |k: &str| n[k].as_str().unwrap().to_string();
+        (s("mac"), s("dev"), s("state"))
+    };
+    let perm =
+        |mac: [u8; 6], dev: &str| (format_mac(mac), dev.to_string(), "PERMANENT".to_string());
+    assert_eq!(neigh("dut", "198.19.0.208"), perm(lab.rcv_mac(), "d1"));
+    assert_eq!(
+        neigh("dut", "2001:2:0:8000::208"),
+        perm(lab.rcv_mac(), "d1")
+    );
+    assert_eq!(neigh("dut", "198.18.0.208"), perm(lab.gen_mac(), "d0"));
+    assert_eq!(neigh("dut", "2001:2::208"), perm(lab.gen_mac(), "d0"));
+    assert_eq!(neigh("gen", "198.18.0.203"), perm(lab.dut_in_mac(), "g0"));
+    assert_eq!(neigh("gen", "2001:2::203"), perm(lab.dut_in_mac(), "g0"));
+    assert_eq!(neigh("rcv", "198.19.0.203"), perm(lab.dut_out_mac(), "r0"));
+
+    // The DUT's routes to the static next hops.
+    let has_route = |ns: &str, dst: &str, via: &str, dev: &str| {
+        ns_json(&st, ns)["routes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["dst"] == dst && r["via"] == via && r["dev"] == dev)
+    };
+    assert!(has_route("dut", "198.19.0.0/16", "198.19.0.208", "d1"));
+    assert!(has_route("dut", "198.18.0.0/16", "198.18.0.208", "d0"));
+    assert!(has_route(
+        "dut",
+        "2001:2:0:8000::/49",
+        "2001:2:0:8000::208",
+        "d1"
+    ));
+    assert!(has_route("dut", "2001:2::/49", "2001:2::208", "d0"));
+    assert!(has_route("gen", "198.19.0.0/16", "198.18.0.203", "g0"));
+    assert!(has_route("gen", "2001:2:0:8000::/49", "2001:2::203", "g0"));
+
+    // The text form says the same in brief.
+    let text = ok(&["lab", "status", "--prefix", &p.0]);
+    assert!(
+        text.starts_with(&format!("lab {}: up (1 queue per interface)\n", p.0)),
+        "{text}"
+    );
+    assert!(text.contains(&format!(
+        "{} (device under test): forwarding ipv4 1 ipv6 1",
+        p.ns("dut")
+    )));
+    assert!(text.contains(&format!(
+        "  r0  {}  UP  mtu 9000",
+        format_mac(lab.rcv_mac())
+    )));
+    assert!(text.contains(&format!(
+        "  neigh 198.19.0.208 dev d1 {} PERMANENT",
+        format_mac(lab.rcv_mac())
+    )));
+}
+
+/// Kernel SNMP counters of namespace `ns` (`Ip.ForwDatagrams`,
+/// `Icmp.OutMsgs`, `Icmp6OutMsgs`, ...), read on a thread inside it.
+fn snmp(ns: &str) -> BTreeMap<String, u64> {
+    netns::within(ns, || {
+        let mut m = BTreeMap::new();
+        // thread-self: /proc/self/net would show the main thread's namespace.
+        let snmp = std::fs::read_to_string("/proc/thread-self/net/snmp").unwrap();
+        let lines: Vec<&str> = snmp.lines().collect();
+        for pair in lines.chunks(2) {
+            let (Some((proto, keys)), Some((_, values))) =
+                (pair[0].split_once(':'), pair[1].split_once(':'))
+            else {
+                continue;
+            };
+            for (k, v) in keys.split_whitespace().zip(values.split_whitespace()) {
+                if let Ok(v) = v.parse() {
+                    m.insert(format!("{proto}.{k}"), v);
+                }
+            }
+        }
+        let snmp6 = std::fs::read_to_string("/proc/thread-self/net/snmp6").unwrap();
+        for line in snmp6.lines() {
+            let mut w = line.split_whitespace();
+            if let (Some(k), Some(Ok(v))) = (w.next(), w.next().map(str::parse)) {
+                m.insert(k.to_string(), v);
+            }
+        }
+        m
+    })
+    .unwrap()
+}
+
+fn counters(lab: &BuiltinLab) -> Vec<LabIfCounters> {
+    lab.counters().unwrap()
+}
+
+/// Waits until no lab interface has counted anything for 300 ms (the MLD
+/// reports of `up` are over), then checks that it stays silent for 1 s.
+fn wait_until_quiet(lab: &BuiltinLab) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut last = counters(lab);
+    loop {
+        std::thread::sleep(Duration::from_millis(300));
+        let now = counters(lab);
+        if now == last {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the lab never fell silent: {now:?}"
+        );
+        last = now;
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(counters(lab), last, "the lab sends something on its own");
+}
+
+/// Sends `n` UDP datagrams with `payload` bytes from the generator
+/// namespace, cycling through `dsts`, and checks that exactly `n` frames of
+/// exactly `frame_len` bytes crossed the DUT to r0, that nothing came back,
+/// and that nobody sent ICMP.
+fn forward_and_count(p: &Prefix, dsts: &[SocketAddr], n: u64, payload: usize, frame_len: u64) {
+    ok(&["lab", "up", "--prefix", &p.0]);
+    let lab = p.lab();
+    wait_until_quiet(&lab);
+    let (gen, dut, rcv) = (lab.gen_ns(), lab.dut_ns(), lab.rcv_ns());
+    let snmp_before: Vec<_> = [gen, dut, rcv].iter().map(|ns| snmp(ns)).collect();
+    let before = counters(&lab);
+
+    let pending_error = netns::within(gen, || {
+        let any: SocketAddr = match dsts[0].ip() {
+            IpAddr::V4(_) => "0.0.0.0:0".parse().unwrap(),
+            IpAddr::V6(_) => "[::]:0".parse().unwrap(),
+        };
+        let sock = UdpSocket::bind(any).unwrap();
+        let data = vec![0x5a; payload];
+        for i in 0..n as usize {
+            let sent = sock.send_to(&data, dsts[i % dsts.len()]).unwrap();
+            assert_eq!(sent, payload);
+        }
+        sock.take_error().unwrap()
+    })
+    .unwrap();
+    assert!(pending_error.is_none(), "{pending_error:?}");
+
+    let r0 = |c: &[LabIfCounters]| c[3].counters.rx_packets;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while r0(&counters(&lab)) < r0(&before) + n && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Anything extra (ARP, ND, ICMP, a late duplicate) would show by now.
+    std::thread::sleep(Duration::from_millis(500));
+    let after = counters(&lab);
+    let d: Vec<_> = after
+        .iter()
+        .zip(&before)
+        .map(|(a, b)| (a.role, a.counters.delta(&b.counters)))
+        .collect();
+    let get = |role: IfRole| d.iter().find(|(r, _)| *r == role).unwrap().1;
+    let (g0, d0, d1, r0) = (
+        get(IfRole::Gen),
+        get(IfRole::DutIn),
+        get(IfRole::DutOut),
+        get(IfRole::Rcv),
+    );
+    assert_eq!((g0.tx_packets, g0.tx_bytes), (n, n * frame_len), "g0 sent");
+    assert_eq!(
+        (d0.rx_packets, d0.rx_bytes),
+        (n, n * frame_len),
+        "d0 received"
+    );
+    assert_eq!(
+        (d1.tx_packets, d1.tx_bytes),
+        (n, n * frame_len),
+        "d1 forwarded"
+    );
+    assert_eq!(
+        (r0.rx_packets, r0.rx_bytes),
+        (n, n * frame_len),
+        "r0 received"
+    );
+    // Nothing went the other way: no ARP/ND from anyone, no ICMP errors.
+    assert_eq!(r0.tx_packets, 0, "r0 sent something");
+    assert_eq!(d1.rx_packets, 0);
+    assert_eq!(d0.tx_packets, 0, "the DUT sent something back");
+    assert_eq!(g0.rx_packets, 0, "the generator received something");
+    for c in [g0, d0, d1, r0] {
+        assert_eq!(
+            (c.rx_dropped, c.rx_errors, c.tx_dropped, c.tx_errors),
+            (0, 0, 0, 0)
+        );
+    }
+
+    let snmp_after: Vec<_> = [gen, dut, rcv].iter().map(|ns| snmp(ns)).collect();
+    let delta = |i: usize, key: &str| snmp_after[i][key] - snmp_before[i][key];
+    let v6 = dsts[0].is_ipv6();
+    let forwarded = if v6 {
+        delta(1, "Ip6OutForwDatagrams")
+    } else {
+        delta(1, "Ip.ForwDatagrams")
+    };
+    assert_eq!(forwarded, n, "the DUT's kernel forwarded them");
+    for (i, ns) in ["gen", "dut", "rcv"].iter().enumerate() {
+        assert_eq!(delta(i, "Icmp.OutMsgs"), 0, "ICMP sent by {ns}");
+        assert_eq!(delta(i, "Icmp.InMsgs"), 0, "ICMP received by {ns}");
+        assert_eq!(delta(i, "Icmp6OutMsgs"), 0, "ICMPv6 sent by {ns}");
+        assert_eq!(delta(i, "Icmp6InMsgs"), 0, "ICMPv6 received by {ns}");
+    }
+}
+
+#[test]
+fn forwards_ipv4_to_the_receiver_with_no_noise() {
+    let p = Prefix::new();
+    // 198.19.10.1-100, the lab's destination range.
+    let dsts: Vec<SocketAddr> = (1..=100)
+        .map(|h| SocketAddr::from(([198, 19, 10, h], 2000)))
+        .collect();
+    // 18 payload bytes: a 60-byte frame (64 with the FCS, which veth does not count).
+    forward_and_count(&p, &dsts, 300, 18, 14 + 20 + 8 + 18);
+}
+
+#[test]
+fn forwards_ipv6_to_the_receiver_with_no_noise() {
+    let p = Prefix::new();
+    // 2001:2:0:8000::1-64, the lab's IPv6 destination range (inside r0's
+    // /64, so this also checks that the DUT uses the static next hop).
+    let dsts: Vec<SocketAddr> = (1..=0x64u16)
+        .map(|h| {
+            let ip = std::net::Ipv6Addr::new(0x2001, 2, 0, 0x8000, 0, 0, 0, h);
+            SocketAddr::from((ip, 2000))
+        })
+        .collect();
+    forward_and_count(&p, &dsts, 300, 18, 14 + 40 + 8 + 18);
+}
+
+#[test]
+fn queues_option_sets_tx_and_rx_queues() {
+    let p = Prefix::new();
+    ok(&["lab", "up", "--prefix", &p.0, "--queues", "2"]);
+    for (ns, ifname) in [("gen", "g0"), ("dut", "d0"), ("dut", "d1"), ("rcv", "r0")] {
+        // `ip netns exec` mounts the namespace's own /sys.
+        let out = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                &p.ns(ns),
+                "ls",
+                &format!("/sys/class/net/{ifname}/queues"),
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let queues: Vec<&str> = std::str::from_utf8(&out.stdout)
+            .unwrap()
+            .split_whitespace()
+            .collect();
+        assert_eq!(queues, ["rx-0", "rx-1", "tx-0", "tx-1"], "{ns}/{ifname}");
+    }
+    let st = status_json(&p.0);
+    assert_eq!(st["state"], "up");
+    assert_eq!(st["queues"], 2);
+    // Same queue count: nothing to do. Another one: rebuilt.
+    let out = ok(&["lab", "up", "--prefix", &p.0, "--queues", "2"]);
+    assert!(out.contains("already up"), "{out}");
+    let out = ok(&["lab", "up", "--prefix", &p.0]);
+    assert!(out.contains("has been repaired"), "{out}");
+    assert!(
+        out.contains("g0 has 2 TX and 2 RX queues (want 1)"),
+        "{out}"
+    );
+    assert_eq!(status_json(&p.0)["queues"], 1);
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    for (args, want) in [
+        (
+            vec!["lab", "up", "--prefix", "bad/name"],
+            "pktlab: invalid lab prefix 'bad/name': '/' is not allowed (use letters, digits, '-' and '_')\n",
+        ),
+        (
+            vec!["lab", "status", "--prefix", "a b"],
+            "pktlab: invalid lab prefix 'a b': ' ' is not allowed (use letters, digits, '-' and '_')\n",
+        ),
+        (
+            vec!["lab", "down", "--prefix", ""],
+            "pktlab: invalid lab prefix '': it is empty\n",
+        ),
+        (
+            vec!["lab", "up", "--prefix", "this-prefix-is-far-too-long-for-a-lab"],
+            "pktlab: invalid lab prefix 'this-prefix-is-far-too-long-for-a-lab': longer than 32 characters\n",
+        ),
+        (
+            vec!["lab", "up", "--queues", "0"],
+            "pktlab: invalid queue count 0: use 1 to 64\n",
+        ),
+        (
+            vec!["lab", "up", "--queues", "65"],
+            "pktlab: invalid queue count 65: use 1 to 64\n",
+        ),
+    ] {
+        let r = pktlab(&args);
+        assert_eq!(r.code, 2, "{args:?}");
+        assert_eq!(r.stderr, want, "{args:?}");
+        assert_eq!(r.stdout, "");
+    }
+    // clap's own errors are exit 2 too.
+    assert_eq!(pktlab(&["lab", "up", "--queues", "many"]).code, 2);
+    assert_eq!(pktlab(&["lab", "sideways"]).code, 2);
+}
+
+#[test]
+fn down_of_a_missing_lab_is_fine() {
+    let p = Prefix::new();
+    let r = pktlab(&["lab", "down", "--prefix", &p.0]);
+    assert_eq!(
+        (r.code, r.stdout.as_str(), r.stderr.as_str()),
+        (0, format!("lab {} is down\n", p.0).as_str(), "")
+    );
+    let text = ok(&["lab", "status", "--prefix", &p.0]);
+    assert!(text.starts_with(&format!("lab {}: down\n", p.0)), "{text}");
+}
+
+#[test]
+fn without_root_up_and_down_say_so() {
+    let p = Prefix::new();
+    // A copy that user nobody may run (the build tree may not be readable).
+    let dir = std::env::temp_dir().join(format!("pktlab-lab-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bin = dir.join("pktlab");
+    std::fs::copy(PKTLAB, &bin).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let as_nobody = |args: &[&str]| {
+        finish(
+            Command::new("setpriv")
+                .args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+                .arg(&bin)
+                .args(args)
+                .output()
+                .expect("setpriv (util-linux)"),
+        )
+    };
+    let r = as_nobody(&["lab", "up", "--prefix", &p.0]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        "pktlab: bringing the lab up needs root (network namespaces need CAP_SYS_ADMIN and CAP_NET_ADMIN)\n"
+    );
+    let r = as_nobody(&["lab", "down", "--prefix", &p.0]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr,
+        "pktlab: taking the lab down needs root (network namespaces need CAP_SYS_ADMIN and CAP_NET_ADMIN)\n"
+    );
+    assert!(p.existing().is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn interface_names_in_the_callers_namespace_do_not_clash() {
+    // Run `up` from a namespace that already has g0, d0, d1 and r0: the
+    // lab's veths are created inside the lab's namespaces, so this works and
+    // leaves those interfaces alone.
+    let p = Prefix::new();
+    let host = netns::Netns::create(&p.ns("host")).unwrap();
+    for (a, b) in [("g0", "d0"), ("d1", "r0")] {
+        host.ip(&["link", "add", a, "type", "veth", "peer", "name", b])
+            .unwrap();
+    }
+    let links = || -> Vec<String> {
+        let out = host.ip(&["-o", "link"]).unwrap();
+        let mut v: Vec<String> = out
+            .lines()
+            .map(|l| {
+                l.split(": ")
+                    .nth(1)
+                    .unwrap()
+                    .split('@')
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = links();
+    assert_eq!(before, ["d0", "d1", "g0", "lo", "r0"]);
+    // nsenter changes the network namespace only; `ip netns exec` would
+    // also give pktlab a private mount namespace, where the bind mounts of
+    // the namespaces it creates would stay invisible to this process.
+    let r = finish(
+        Command::new("nsenter")
+            .arg(format!("--net=/var/run/netns/{}", host.name()))
+            .args([PKTLAB, "lab", "up", "--prefix", &p.0])
+            .output()
+            .expect("nsenter (util-linux)"),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(links(), before);
+    assert_eq!(status_json(&p.0)["state"], "up");
+}
