@@ -53,6 +53,12 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
         if let Some(e) = cause.downcast_ref::<pktlab_lab::LabError>() {
             return if e.is_usage() { 2 } else { 1 };
         }
+        if let Some(e) = cause.downcast_ref::<pktlab_engine::EngineError>() {
+            return if e.is_usage() { 2 } else { 1 };
+        }
+        if let Some(e) = cause.downcast_ref::<pktlab_bench::BenchError>() {
+            return if e.is_usage() { 2 } else { 1 };
+        }
     }
     1
 }

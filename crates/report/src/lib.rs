@@ -5,6 +5,7 @@
 //! scripts keep working. JSON output is one object per line with a `type`
 //! field (`interval`, `summary`, ...), snake_case keys and integer counts.
 
+pub mod bench;
 pub mod gen;
 pub mod recv;
 pub mod units;

@@ -1,7 +1,300 @@
-// TEMPORARY placeholder while the workspace is assembled; replaced before any commit that claims gen works.
-#[derive(clap::Args)]
-pub struct Args {}
+//! `pktlab gen`: the generator.
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("gen is not built yet")
+use std::time::Duration;
+
+use clap::Parser;
+use pktlab_engine::backend::IoSpec;
+use pktlab_engine::gen::{run_gen, GenConfig};
+use pktlab_engine::tx::{TxEvent, TxPlan, DEFAULT_BATCH};
+use pktlab_engine::StopSignal;
+use pktlab_report::gen::{self as out, GenInfo};
+use pktlab_wire::flow::{FlowOrder, FlowSet};
+use pktlab_wire::frame::FrameSpec;
+use pktlab_wire::mac::MacAddr;
+use pktlab_wire::range::{EndpointRange, Family};
+use pktlab_wire::size::SizeMix;
+use pktlab_wire::{flow, units};
+
+use crate::cmd::common::{self, Output};
+use crate::error::usage;
+
+/// Generate test traffic, like netmap's `pkt-gen -f tx`.
+///
+/// Every frame is Ethernet / IPv4 or IPv6 / UDP and carries pktlab's test
+/// payload: a magic, the stream id (the flow's index), a per-stream
+/// sequence number and a TX timestamp. The timestamp is CLOCK_REALTIME,
+/// read once per batch just before the batch is queued, so a receiver on
+/// the same host (or on a PTP-synchronised one) measures one-way latency.
+#[derive(Parser, Debug)]
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// Interface to send on (not needed with --io pcap:FILE or null)
+    #[arg(short = 'i', long = "iface", value_name = "IFACE")]
+    pub iface: Option<String>,
+    /// Packet I/O: afpacket, pcap:FILE (write the frames to a pcap file), or null (build and drop)
+    #[arg(long = "io", value_name = "BACKEND", default_value = "afpacket")]
+    pub io: String,
+    /// Source range, pkt-gen syntax: 198.18.10.1:2000-198.18.10.20, [2001:2::1]:2000-[2001:2::14]:2000
+    /// [default: the built-in lab's, 198.18.10.1:2000-198.18.10.20]
+    #[arg(short = 's', long = "src", value_name = "RANGE", verbatim_doc_comment)]
+    pub src: Option<String>,
+    /// Destination range, same syntax [default: the built-in lab's, 198.19.10.1:2000-198.19.10.100]
+    #[arg(short = 'd', long = "dst", value_name = "RANGE")]
+    pub dst: Option<String>,
+    /// Use the built-in lab's IPv6 ranges when -s/-d are not given
+    #[arg(short = '6', long = "inet6")]
+    pub inet6: bool,
+    /// Source MAC [default: the interface's]
+    #[arg(short = 'S', long = "src-mac", value_name = "MAC")]
+    pub src_mac: Option<String>,
+    /// Destination MAC [default: the next hop's, from the kernel's route and neighbour tables]
+    #[arg(short = 'D', long = "dst-mac", value_name = "MAC")]
+    pub dst_mac: Option<String>,
+    /// Frame size including the FCS (64-9018), imix (64:7,594:4,1518:1), a weighted list
+    /// such as 64:7,570:4,1518:1, or an RFC 6985 genome such as aaaag
+    #[arg(short = 'l', long = "size", value_name = "SIZE", default_value = "64")]
+    pub size: String,
+    /// Frames to send in total (1M, 10k, ...) [default: no limit]
+    #[arg(short = 'n', long = "count", value_name = "N")]
+    pub count: Option<String>,
+    /// How long to send (30s, 2m, ...) [default: no limit]
+    #[arg(short = 't', long = "duration", value_name = "TIME")]
+    pub duration: Option<String>,
+    /// Total rate over all threads: pps (10kpps, 1.5Mpps), L2 bits per second (1Gbps), or N% of --link-speed
+    /// [default: as fast as possible]
+    #[arg(short = 'R', long = "rate", value_name = "RATE", verbatim_doc_comment)]
+    pub rate: Option<String>,
+    /// Link speed for -R N% and line-rate figures (1G, 10G, 25G, ...)
+    #[arg(long = "link-speed", value_name = "SPEED")]
+    pub link_speed: Option<String>,
+    /// TX threads; count and rate are split across them
+    #[arg(short = 'p', long = "threads", value_name = "N", default_value_t = 1)]
+    pub threads: usize,
+    /// Pin thread i to the i-th CPU of this list (0-3,6)
+    #[arg(long = "cpus", value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// 802.1Q VLAN id (1-4094)
+    #[arg(long = "vlan", value_name = "ID")]
+    pub vlan: Option<u16>,
+    /// IPv4 TTL / IPv6 hop limit
+    #[arg(long = "ttl", value_name = "N", default_value_t = 64)]
+    pub ttl: u8,
+    /// Flow order: seq (odometer, like pkt-gen) or random (a seeded permutation)
+    #[arg(long = "flows", value_name = "ORDER", default_value = "seq")]
+    pub flows: String,
+    /// Seed of --flows random
+    #[arg(long = "seed", value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+    /// Frames per batch handed to the port
+    #[arg(long = "batch", value_name = "N", default_value_t = DEFAULT_BATCH)]
+    pub batch: usize,
+    /// Report interval (1s, 500ms, ...)
+    #[arg(long = "interval", value_name = "TIME", default_value = "1s")]
+    pub interval: String,
+    /// Allow destinations outside the benchmark, private and documentation ranges
+    #[arg(long = "allow-public")]
+    pub allow_public: bool,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let cfg = config(&args)?;
+    let stop = StopSignal::new();
+    common::install_signals()?;
+    let src = args
+        .src
+        .clone()
+        .unwrap_or_else(|| default_range(&cfg, true));
+    let dst = args
+        .dst
+        .clone()
+        .unwrap_or_else(|| default_range(&cfg, false));
+    let sizes = &cfg.frames.sizes;
+    let info = GenInfo {
+        backend: cfg.io.name().to_string(),
+        iface: cfg.iface.clone(),
+        flows: cfg.frames.flows.count(),
+        sizes: sizes.to_string(),
+        fixed_size: (sizes.min() == sizes.max()).then(|| sizes.min()),
+        requested_pps: cfg.plan.rate_pps,
+        threads: cfg.plan.threads,
+    };
+    let o = &args.output;
+    if !o.json && !o.quiet {
+        println!("{}", out::header(&info, &src, &dst));
+    }
+    let summary = run_gen(&cfg, &stop, |event| match event {
+        TxEvent::Started => {}
+        TxEvent::Interval(iv) => {
+            if o.json {
+                common::print_json(&out::interval_json(&iv));
+            } else if !o.quiet {
+                println!("{}", out::interval_line(&iv));
+            }
+        }
+    })?;
+    if o.json {
+        common::print_json(&out::summary_json(&summary, &info));
+    } else {
+        print!("{}", out::summary_text(&summary, &info));
+    }
+    Ok(())
+}
+
+fn default_range(cfg: &GenConfig, src: bool) -> String {
+    let v6 = cfg.frames.flows.family() == Family::Inet6;
+    match (src, v6) {
+        (true, false) => flow::LAB_SRC_V4,
+        (false, false) => flow::LAB_DST_V4,
+        (true, true) => flow::LAB_SRC_V6,
+        (false, true) => flow::LAB_DST_V6,
+    }
+    .to_string()
+}
+
+/// Turns the arguments into a checked configuration: every usage error is
+/// found here, before any port is opened.
+pub fn config(args: &Args) -> anyhow::Result<GenConfig> {
+    let io: IoSpec = args.io.parse()?;
+    if io.needs_iface() && args.iface.is_none() {
+        return Err(usage(format!(
+            "--io {} needs an interface: give -i IFACE",
+            io.name()
+        )));
+    }
+    let flows = flow_set(args)?;
+    if !args.allow_public {
+        pktlab_wire::safety::check_destinations(&flows)?;
+    }
+    let sizes: SizeMix = args.size.parse()?;
+    let order = match args.flows.as_str() {
+        "seq" | "sequential" => FlowOrder::Sequential,
+        "random" => FlowOrder::Random { seed: args.seed },
+        other => {
+            return Err(usage(format!(
+                "invalid flow order '{other}': use seq or random"
+            )))
+        }
+    };
+    let count = args.count.as_deref().map(units::parse_count).transpose()?;
+    if count == Some(0) {
+        return Err(usage("invalid count 0: give at least 1 frame"));
+    }
+    let duration = args
+        .duration
+        .as_deref()
+        .map(units::parse_duration)
+        .transpose()?;
+    if duration == Some(Duration::ZERO) {
+        return Err(usage("invalid duration 0: give a positive time"));
+    }
+    let link = args
+        .link_speed
+        .as_deref()
+        .map(units::parse_link_speed)
+        .transpose()?;
+    let rate_pps = match args.rate.as_deref() {
+        Some(r) => Some(units::parse_rate(r)?.to_pps(sizes.mean(), link)?),
+        None => None,
+    };
+    let interval = units::parse_duration(&args.interval)?;
+    if interval < Duration::from_millis(10) {
+        return Err(usage(format!(
+            "invalid interval '{}': use at least 10ms",
+            args.interval
+        )));
+    }
+    let cpus = common::cpus(args.cpus.as_deref())?;
+    if args.threads == 0 || args.threads > 1024 {
+        return Err(usage(format!(
+            "invalid thread count {}: use 1 to 1024",
+            args.threads
+        )));
+    }
+    if args.batch == 0 || args.batch > 4096 {
+        return Err(usage(format!(
+            "invalid batch {}: use 1 to 4096",
+            args.batch
+        )));
+    }
+    // The interface is looked up even when it is not used (null, pcap), so a
+    // typo is caught the same way with every backend.
+    let iface = match &args.iface {
+        Some(name) => Some(pktlab_io::iface::lookup(name)?),
+        None => None,
+    };
+    let src_mac = match (&args.src_mac, &iface) {
+        (Some(m), _) => m.parse::<MacAddr>()?,
+        (None, Some(i)) => MacAddr(i.mac),
+        (None, None) => MacAddr([0x02, 0, 0, 0, 0, 1]),
+    };
+    let dst_mac = match (&args.dst_mac, &iface) {
+        (Some(m), _) => m.parse::<MacAddr>()?,
+        (None, Some(i)) if io.needs_iface() => {
+            let first = flows.flow(0).dst;
+            common::next_hop_mac(&i.name, first)?
+        }
+        (None, _) => MacAddr([0x02, 0, 0, 0, 0, 2]),
+    };
+    let frames = FrameSpec {
+        src_mac,
+        dst_mac,
+        vlan: args.vlan,
+        ttl: args.ttl,
+        flows,
+        order,
+        sizes,
+    };
+    frames.validate()?;
+    frames.validate_threads(args.threads as u32)?;
+    let needs_iface = io.needs_iface();
+    Ok(GenConfig {
+        io,
+        iface: args.iface.clone(),
+        frames,
+        plan: TxPlan {
+            threads: args.threads,
+            count,
+            duration,
+            rate_pps,
+            batch: args.batch,
+            interval,
+            cpus,
+            netns: None,
+            iface: args.iface.clone().filter(|_| needs_iface),
+        },
+    })
+}
+
+/// The flows from -s/-d, with the built-in lab's ranges as defaults of the
+/// family the given addresses (or -6) choose.
+fn flow_set(args: &Args) -> anyhow::Result<FlowSet> {
+    let src: Option<EndpointRange> = args.src.as_deref().map(str::parse).transpose()?;
+    let dst: Option<EndpointRange> = args.dst.as_deref().map(str::parse).transpose()?;
+    let family = src
+        .as_ref()
+        .or(dst.as_ref())
+        .map(|r| r.family())
+        .unwrap_or(if args.inet6 {
+            Family::Inet6
+        } else {
+            Family::Inet4
+        });
+    if args.inet6 && family != Family::Inet6 {
+        return Err(usage("-6 asks for IPv6, but the ranges given are IPv4"));
+    }
+    let (dsrc, ddst) = match family {
+        Family::Inet4 => (flow::LAB_SRC_V4, flow::LAB_DST_V4),
+        Family::Inet6 => (flow::LAB_SRC_V6, flow::LAB_DST_V6),
+    };
+    let src = match src {
+        Some(s) => s,
+        None => dsrc.parse()?,
+    };
+    let dst = match dst {
+        Some(d) => d,
+        None => ddst.parse()?,
+    };
+    Ok(FlowSet::new(src, dst)?)
 }

@@ -2,6 +2,7 @@
 //! the library crates.
 
 pub mod bench;
+pub mod common;
 pub mod gen;
 pub mod lab;
 pub mod ministat;

@@ -1,7 +1,151 @@
-// TEMPORARY placeholder while the workspace is assembled; replaced before any commit that claims recv works.
-#[derive(clap::Args)]
-pub struct Args {}
+//! `pktlab recv`: the receiver.
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("recv is not built yet")
+use std::time::Duration;
+
+use clap::Parser;
+use pktlab_engine::backend::IoSpec;
+use pktlab_engine::recv::{run_recv, RecvConfig};
+use pktlab_engine::rx::{RxEvent, RxPlan};
+use pktlab_engine::StopSignal;
+use pktlab_report::recv::{self as out, RecvInfo};
+use pktlab_wire::units;
+
+use crate::cmd::common::{self, Output};
+use crate::error::usage;
+
+/// Receive and check test traffic, like netmap's `pkt-gen -f rx`.
+///
+/// Counts frames and bytes per interval and in total; checks pktlab's test
+/// payload per stream (lost, out-of-order and duplicate frames), counts the
+/// distinct flows (5-tuples) and the frames without a test payload
+/// (foreign), and measures one-way latency from the payload's CLOCK_REALTIME
+/// TX timestamp to the kernel's receive timestamp (meaningful when sender
+/// and receiver share a clock). The interface's own counters are read at
+/// the start and the end and reported next to pktlab's counts.
+#[derive(Parser, Debug)]
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// Interface to receive on (not needed with --io pcap:FILE)
+    #[arg(short = 'i', long = "iface", value_name = "IFACE")]
+    pub iface: Option<String>,
+    /// Packet I/O: afpacket, or pcap:FILE (read frames from a pcap file)
+    #[arg(long = "io", value_name = "BACKEND", default_value = "afpacket")]
+    pub io: String,
+    /// Stop after this many frames
+    #[arg(short = 'n', long = "count", value_name = "N")]
+    pub count: Option<String>,
+    /// Stop after this long (30s, 2m, ...)
+    #[arg(short = 't', long = "duration", value_name = "TIME")]
+    pub duration: Option<String>,
+    /// Stop after this long without traffic, once traffic has started
+    #[arg(short = 'W', long = "idle", value_name = "SECS")]
+    pub idle: Option<String>,
+    /// RX threads, sharing the interface by flow (PACKET_FANOUT_HASH)
+    #[arg(short = 'p', long = "threads", value_name = "N", default_value_t = 1)]
+    pub threads: usize,
+    /// Pin thread i to the i-th CPU of this list (0-3,6)
+    #[arg(long = "cpus", value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Report interval (1s, 500ms, ...)
+    #[arg(long = "interval", value_name = "TIME", default_value = "1s")]
+    pub interval: String,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let cfg = config(&args)?;
+    common::install_signals()?;
+    let stop = StopSignal::new();
+    let info = RecvInfo {
+        backend: cfg.io.name().to_string(),
+        iface: cfg.iface.clone(),
+        threads: cfg.plan.threads,
+    };
+    let o = &args.output;
+    let summary = run_recv(&cfg, &stop, |event| match event {
+        RxEvent::Ready => {
+            if !o.json && !o.quiet {
+                println!("{}", out::header(&info));
+            }
+        }
+        RxEvent::Interval(iv) => {
+            if o.json {
+                common::print_json(&out::interval_json(&iv));
+            } else if !o.quiet {
+                println!("{}", out::interval_line(&iv));
+            }
+        }
+    })?;
+    if o.json {
+        common::print_json(&out::summary_json(&summary, &info));
+    } else {
+        print!("{}", out::summary_text(&summary, &info));
+    }
+    Ok(())
+}
+
+pub fn config(args: &Args) -> anyhow::Result<RecvConfig> {
+    let io: IoSpec = args.io.parse()?;
+    if io == IoSpec::Null {
+        return Err(usage(
+            "--io null only generates: recv needs afpacket or pcap:FILE",
+        ));
+    }
+    if io.needs_iface() && args.iface.is_none() {
+        return Err(usage(format!(
+            "--io {} needs an interface: give -i IFACE",
+            io.name()
+        )));
+    }
+    if let Some(name) = &args.iface {
+        pktlab_io::iface::lookup(name)?;
+    }
+    let count = args.count.as_deref().map(units::parse_count).transpose()?;
+    if count == Some(0) {
+        return Err(usage("invalid count 0: give at least 1 frame"));
+    }
+    let duration = args
+        .duration
+        .as_deref()
+        .map(units::parse_duration)
+        .transpose()?;
+    let idle = args
+        .idle
+        .as_deref()
+        .map(units::parse_duration)
+        .transpose()?;
+    for (what, d) in [("duration", duration), ("idle time", idle)] {
+        if d == Some(Duration::ZERO) {
+            return Err(usage(format!("invalid {what} 0: give a positive time")));
+        }
+    }
+    let interval = units::parse_duration(&args.interval)?;
+    if interval < Duration::from_millis(10) {
+        return Err(usage(format!(
+            "invalid interval '{}': use at least 10ms",
+            args.interval
+        )));
+    }
+    if args.threads == 0 || args.threads > 1024 {
+        return Err(usage(format!(
+            "invalid thread count {}: use 1 to 1024",
+            args.threads
+        )));
+    }
+    let needs_iface = io.needs_iface();
+    Ok(RecvConfig {
+        io,
+        iface: args.iface.clone(),
+        plan: RxPlan {
+            threads: args.threads,
+            count,
+            duration,
+            idle,
+            interval,
+            cpus: common::cpus(args.cpus.as_deref())?,
+            netns: None,
+            iface: args.iface.clone().filter(|_| needs_iface),
+        },
+    })
 }

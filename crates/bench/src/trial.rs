@@ -1,0 +1,217 @@
+//! One trial: receiver up, generator for a while, drain, receiver down.
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use pktlab_engine::backend::IoSpec;
+use pktlab_engine::gen::{run_gen, GenConfig};
+use pktlab_engine::recv::{run_recv, RecvConfig};
+use pktlab_engine::rx::{RxEvent, RxPlan, RxSummary};
+use pktlab_engine::tx::{TxEvent, TxPlan, TxSummary};
+use pktlab_engine::StopSignal;
+use pktlab_lab::BuiltinLab;
+use pktlab_lab::LabIfCounters;
+
+use crate::samples::{run_value, steady};
+use crate::traffic::Traffic;
+use crate::BenchError;
+
+/// How long the receiver keeps counting after the generator stopped, for
+/// frames still in the DUT's queues.
+pub const DRAIN: Duration = Duration::from_millis(500);
+/// How long a receiver may take to open its ports.
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How to run and value a trial.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TrialSettings {
+    #[serde(serialize_with = "as_secs")]
+    pub duration: Duration,
+    /// Samples left out at the start and at the end of the active period.
+    pub trim_head: usize,
+    pub trim_tail: usize,
+    #[serde(serialize_with = "as_secs")]
+    pub interval: Duration,
+}
+
+/// Durations appear in JSON as seconds.
+fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+impl Default for TrialSettings {
+    fn default() -> Self {
+        TrialSettings {
+            duration: Duration::from_secs(10),
+            trim_head: 1,
+            trim_tail: 1,
+            interval: Duration::from_secs(1),
+        }
+    }
+}
+
+/// What a trial measured.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct TrialResult {
+    /// The run's value: median forwarded test frames per second.
+    pub forwarded_pps: f64,
+    /// The median offered load over the same kind of samples.
+    pub offered_pps: f64,
+    /// Test frames sent but not received over the whole trial.
+    pub lost: u64,
+    /// `lost` as a fraction of the frames sent.
+    pub loss_ratio: f64,
+    /// Per-interval test frames per second at the receiver, every interval.
+    pub rx_samples: Vec<f64>,
+    /// Per-interval frames per second at the generator.
+    pub tx_samples: Vec<f64>,
+    pub tx: TxSummary,
+    pub rx: RxSummary,
+    /// Every lab interface's counters over the trial.
+    pub lab_counters: Vec<LabIfCounters>,
+}
+
+/// Progress of a trial, for a live display.
+#[derive(Clone, Debug)]
+pub enum TrialEvent {
+    /// The receiver is ready and the generator starts.
+    Started,
+    /// A generator interval: frames per second offered.
+    Offered(f64),
+    /// A receiver interval: test frames per second forwarded.
+    Forwarded(f64),
+}
+
+/// Runs one trial of `traffic` on `lab`.
+pub fn run_trial(
+    lab: &BuiltinLab,
+    traffic: &Traffic,
+    settings: &TrialSettings,
+    stop: &StopSignal,
+    mut on_event: impl FnMut(TrialEvent),
+) -> Result<TrialResult, BenchError> {
+    let frames = traffic.frame_spec(lab.gen_mac(), lab.dut_in_mac())?;
+    let gen = GenConfig {
+        io: IoSpec::AfPacket,
+        iface: Some(lab.gen_if().to_string()),
+        frames,
+        plan: TxPlan {
+            threads: traffic.threads,
+            duration: Some(settings.duration),
+            rate_pps: traffic.rate_pps,
+            interval: settings.interval,
+            netns: Some(lab.gen_ns().to_string()),
+            iface: Some(lab.gen_if().to_string()),
+            ..TxPlan::default()
+        },
+    };
+    let recv = RecvConfig {
+        io: IoSpec::AfPacket,
+        iface: Some(lab.rcv_if().to_string()),
+        plan: RxPlan {
+            interval: settings.interval,
+            netns: Some(lab.rcv_ns().to_string()),
+            iface: Some(lab.rcv_if().to_string()),
+            ..RxPlan::default()
+        },
+    };
+    let before = lab.counters()?;
+    let rx_stop = StopSignal::new();
+    let (tx_events, rx_events) = mpsc::channel::<RxEvent>();
+
+    let (tx, rx) = std::thread::scope(|scope| {
+        let receiver = scope.spawn(|| {
+            run_recv(&recv, &rx_stop, move |e| {
+                let _ = tx_events.send(e);
+            })
+        });
+        // The generator starts only once the receiver counts.
+        let ready = loop {
+            match rx_events.recv_timeout(READY_TIMEOUT) {
+                Ok(RxEvent::Ready) => break Ok(()),
+                Ok(RxEvent::Interval(_)) => continue,
+                Err(_) => break Err(()),
+            }
+        };
+        if ready.is_err() {
+            rx_stop.stop();
+            let err = match receiver.join() {
+                Ok(Err(e)) => BenchError::from(e),
+                _ => BenchError::Trial("the receiver did not start".into()),
+            };
+            return Err(err);
+        }
+        on_event(TrialEvent::Started);
+        let mut tx_samples = Vec::new();
+        let mut rx_samples = Vec::new();
+        let drain = |rx_samples: &mut Vec<f64>, on_event: &mut dyn FnMut(TrialEvent)| {
+            while let Ok(e) = rx_events.try_recv() {
+                if let RxEvent::Interval(iv) = e {
+                    let pps = (iv.packets - iv.foreign) as f64 / iv.seconds;
+                    rx_samples.push(pps);
+                    on_event(TrialEvent::Forwarded(pps));
+                }
+            }
+        };
+        let tx = run_gen(&gen, stop, |e| {
+            if let TxEvent::Interval(iv) = e {
+                tx_samples.push(iv.pps);
+                on_event(TrialEvent::Offered(iv.pps));
+                drain(&mut rx_samples, &mut on_event);
+            }
+        });
+        if tx.is_ok() {
+            std::thread::sleep(DRAIN);
+        }
+        rx_stop.stop();
+        let rx = receiver
+            .join()
+            .map_err(|_| BenchError::Trial("the receiver thread panicked".into()))?;
+        drain(&mut rx_samples, &mut on_event);
+        Ok((tx.map(|t| (t, tx_samples)), rx.map(|r| (r, rx_samples))))
+    })?;
+    let (tx, tx_samples) = tx?;
+    let (rx, rx_samples) = rx?;
+    let after = lab.counters()?;
+    let lab_counters = counter_deltas(&before, &after);
+
+    let (head, tail) = (settings.trim_head, settings.trim_tail);
+    let forwarded_pps = run_value(&rx_samples, head, tail).ok_or_else(|| {
+        BenchError::Trial(format!(
+            "no per-second sample left after leaving out the first {head} and the last {tail}: \
+             the run forwarded nothing or is too short (use a longer --duration)"
+        ))
+    })?;
+    let offered_pps = pktlab_stats::median(steady(&tx_samples, head, tail)).unwrap_or(tx.pps);
+    let received = rx.packets - rx.foreign;
+    let lost = tx.packets.saturating_sub(received);
+    Ok(TrialResult {
+        forwarded_pps,
+        offered_pps,
+        lost,
+        loss_ratio: if tx.packets > 0 {
+            lost as f64 / tx.packets as f64
+        } else {
+            0.0
+        },
+        rx_samples,
+        tx_samples,
+        tx,
+        rx,
+        lab_counters,
+    })
+}
+
+/// Each interface's counters over the trial.
+fn counter_deltas(before: &[LabIfCounters], after: &[LabIfCounters]) -> Vec<LabIfCounters> {
+    after
+        .iter()
+        .map(|a| {
+            let mut d = a.clone();
+            if let Some(b) = before.iter().find(|b| b.ns == a.ns && b.iface == a.iface) {
+                d.counters = a.counters.delta(&b.counters);
+            }
+            d
+        })
+        .collect()
+}

@@ -1,0 +1,109 @@
+//! Argument groups and small helpers shared by the subcommands.
+
+use std::io::Write;
+use std::net::IpAddr;
+
+use pktlab_wire::mac::MacAddr;
+
+/// `--json` and `--quiet`, shared by every command that reports a run.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Output {
+    /// Print JSON lines (one object per interval, then a summary) instead of text
+    #[arg(long = "json")]
+    pub json: bool,
+    /// Print only the summary
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+}
+
+/// Installs the Ctrl-C / SIGTERM handlers: the first stops cleanly and
+/// keeps the summary, the second exits at once.
+pub fn install_signals() -> anyhow::Result<()> {
+    pktlab_engine::stop::install_signal_handlers()?;
+    Ok(())
+}
+
+/// Prints one JSON line and flushes, so that a reader sees each interval
+/// as it happens.
+pub fn print_json(v: &serde_json::Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{v}");
+    let _ = out.flush();
+}
+
+/// The CPUs of `--cpus`, checked against the ones this process may use.
+pub fn cpus(list: Option<&str>) -> anyhow::Result<Vec<usize>> {
+    let Some(list) = list else {
+        return Ok(Vec::new());
+    };
+    let cpus = pktlab_engine::affinity::parse_cpu_list(list)?;
+    pktlab_engine::affinity::check_cpus(&cpus)?;
+    Ok(cpus)
+}
+
+/// The next hop's MAC towards `dst` out of `iface`.
+pub fn next_hop_mac(iface: &str, dst: IpAddr) -> anyhow::Result<MacAddr> {
+    Ok(MacAddr(pktlab_lab::neigh::next_hop_mac(iface, dst)?))
+}
+
+/// A hyperfine-style progress bar with an ETA on a terminal; on anything
+/// else, nothing but the lines printed through it.
+pub struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    run: String,
+}
+
+impl Progress {
+    /// `total` is in the units `tick` counts (seconds of traffic).
+    pub fn new(enabled: bool, total: u64) -> Progress {
+        use std::io::IsTerminal;
+        let bar = (enabled && std::io::stderr().is_terminal()).then(|| {
+            let bar = indicatif::ProgressBar::new(total);
+            let style = indicatif::ProgressStyle::with_template(
+                "{msg:40} {wide_bar:.cyan/blue} {elapsed}/{duration} ETA {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("━╸ ");
+            bar.set_style(style);
+            bar
+        });
+        Progress {
+            bar,
+            run: String::new(),
+        }
+    }
+
+    /// Names the part of the work under way (`run 2/5`).
+    pub fn message(&mut self, run: String) {
+        self.run = run;
+        if let Some(b) = &self.bar {
+            b.set_message(self.run.clone());
+        }
+    }
+
+    /// One more second of traffic, forwarded at `pps`.
+    pub fn tick(&mut self, pps: f64) {
+        if let Some(b) = &self.bar {
+            b.inc(1);
+            b.set_message(format!(
+                "{}: {}",
+                self.run,
+                pktlab_report::units::rate(pps, "pps")
+            ));
+        }
+    }
+
+    /// Prints a line above the bar (or just prints it).
+    pub fn println(&self, line: String) {
+        match &self.bar {
+            Some(b) => b.println(line),
+            None => println!("{line}"),
+        }
+    }
+
+    pub fn finish(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+}
