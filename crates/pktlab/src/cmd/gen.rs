@@ -52,8 +52,9 @@ pub struct Args {
     pub dst_mac: Option<String>,
     /// Frame size including the FCS (64-9018), imix (64:7,594:4,1518:1), a weighted list
     /// such as 64:7,570:4,1518:1, or an RFC 6985 genome such as aaaag
-    #[arg(short = 'l', long = "size", value_name = "SIZE", default_value = "64")]
-    pub size: String,
+    /// [default: the smallest frame of the family: 64 for IPv4, 80 for IPv6]
+    #[arg(short = 'l', long = "size", value_name = "SIZE", verbatim_doc_comment)]
+    pub size: Option<String>,
     /// Frames to send in total (1M, 10k, ...) [default: no limit]
     #[arg(short = 'n', long = "count", value_name = "N")]
     pub count: Option<String>,
@@ -167,7 +168,13 @@ pub fn config(args: &Args) -> anyhow::Result<GenConfig> {
     if !args.allow_public {
         pktlab_wire::safety::check_destinations(&flows)?;
     }
-    let sizes: SizeMix = args.size.parse()?;
+    let sizes: SizeMix = match &args.size {
+        Some(size) => size.parse()?,
+        None => SizeMix::single(pktlab_wire::frame::min_frame_size(
+            flows.family(),
+            args.vlan.is_some(),
+        ))?,
+    };
     let order = match args.flows.as_str() {
         "seq" | "sequential" => FlowOrder::Sequential,
         "random" => FlowOrder::Random { seed: args.seed },
@@ -218,28 +225,20 @@ pub fn config(args: &Args) -> anyhow::Result<GenConfig> {
             args.batch
         )));
     }
-    // The interface is looked up even when it is not used (null, pcap), so a
-    // typo is caught the same way with every backend.
-    let iface = match &args.iface {
-        Some(name) => Some(pktlab_io::iface::lookup(name)?),
-        None => None,
-    };
-    let src_mac = match (&args.src_mac, &iface) {
-        (Some(m), _) => m.parse::<MacAddr>()?,
-        (None, Some(i)) => MacAddr(i.mac),
-        (None, None) => MacAddr([0x02, 0, 0, 0, 0, 1]),
-    };
-    let dst_mac = match (&args.dst_mac, &iface) {
-        (Some(m), _) => m.parse::<MacAddr>()?,
-        (None, Some(i)) if io.needs_iface() => {
-            let first = flows.flow(0).dst;
-            common::next_hop_mac(&i.name, first)?
-        }
-        (None, _) => MacAddr([0x02, 0, 0, 0, 0, 2]),
-    };
-    let frames = FrameSpec {
-        src_mac,
-        dst_mac,
+    // Addresses given by hand are checked before anything is looked up.
+    let src_mac = args
+        .src_mac
+        .as_deref()
+        .map(str::parse::<MacAddr>)
+        .transpose()?;
+    let dst_mac = args
+        .dst_mac
+        .as_deref()
+        .map(str::parse::<MacAddr>)
+        .transpose()?;
+    let mut frames = FrameSpec {
+        src_mac: src_mac.unwrap_or(MacAddr([0x02, 0, 0, 0, 0, 1])),
+        dst_mac: dst_mac.unwrap_or(MacAddr([0x02, 0, 0, 0, 0, 2])),
         vlan: args.vlan,
         ttl: args.ttl,
         flows,
@@ -247,6 +246,17 @@ pub fn config(args: &Args) -> anyhow::Result<GenConfig> {
         sizes,
     };
     frames.validate()?;
+    // The interface is looked up even when it is not used (null, pcap), so a
+    // typo is caught the same way with every backend.
+    if let Some(name) = &args.iface {
+        let iface = pktlab_io::iface::lookup(name)?;
+        if src_mac.is_none() {
+            frames.src_mac = MacAddr(iface.mac);
+        }
+        if dst_mac.is_none() && io.needs_iface() {
+            frames.dst_mac = common::next_hop_mac(name, frames.flows.flow(0).dst)?;
+        }
+    }
     frames.validate_threads(args.threads as u32)?;
     let needs_iface = io.needs_iface();
     Ok(GenConfig {

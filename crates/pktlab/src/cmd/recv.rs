@@ -65,7 +65,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let o = &args.output;
     let summary = run_recv(&cfg, &stop, |event| match event {
         RxEvent::Ready => {
-            if !o.json && !o.quiet {
+            if o.json {
+                // Lets a script start its generator only once frames are counted.
+                common::print_json(
+                    &serde_json::json!({"type": "ready", "backend": info.backend, "iface": info.iface}),
+                );
+            } else if !o.quiet {
                 println!("{}", out::header(&info));
             }
         }

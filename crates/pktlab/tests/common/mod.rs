@@ -1,0 +1,249 @@
+//! Helpers for the integration tests that run the `pktlab` binary on
+//! namespaces they create themselves (root needed).
+//!
+//! Namespace and lab names carry the test process's pid; a Drop guard
+//! deletes them also when a test fails, and ones left by a killed run
+//! (whose pid is gone) are swept when the next one is made.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, ChildStdout, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub const PKTLAB: &str = env!("CARGO_BIN_EXE_pktlab");
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+/// The outcome of one pktlab command.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn finish(out: Output) -> Run {
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Runs `pktlab args...` in this process's namespace.
+pub fn pktlab(args: &[&str]) -> Run {
+    finish(Command::new(PKTLAB).args(args).output().unwrap())
+}
+
+/// Runs `pktlab args...` inside namespace `ns`.
+pub fn pktlab_in(ns: &str, args: &[&str]) -> Run {
+    finish(
+        Command::new("ip")
+            .args(["netns", "exec", ns, PKTLAB])
+            .args(args)
+            .output()
+            .unwrap(),
+    )
+}
+
+/// Like [`pktlab_in`], insisting on exit code 0.
+pub fn ok_in(ns: &str, args: &[&str]) -> String {
+    let r = pktlab_in(ns, args);
+    assert_eq!(
+        r.code, 0,
+        "pktlab {args:?} in {ns}: {}{}",
+        r.stdout, r.stderr
+    );
+    r.stdout
+}
+
+/// The last JSON line of a `--json` output (the summary).
+pub fn summary(stdout: &str) -> Value {
+    let last = stdout.lines().last().expect("some output");
+    let v: Value = serde_json::from_str(last).unwrap_or_else(|e| panic!("{e}: {last}"));
+    assert_eq!(v["type"], "summary", "{last}");
+    v
+}
+
+pub fn sh(cmd: &str) -> String {
+    let out = Command::new("sh").args(["-c", cmd]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Deletes namespaces named `<tag><pid>...` whose process is gone.
+fn sweep(tag: &str) {
+    let Ok(dir) = std::fs::read_dir("/var/run/netns") else {
+        return;
+    };
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Some(rest) = name.strip_prefix(tag) else {
+            continue;
+        };
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let Ok(pid) = digits.parse::<u32>() else {
+            continue;
+        };
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = Command::new("ip").args(["netns", "del", &name]).status();
+        }
+    }
+}
+
+/// A namespace `gr<pid>x<n>` holding a veth pair `va` ↔ `vb`, both up, with
+/// IPv6 off so that the kernel sends nothing on its own.
+pub struct VethNs {
+    pub ns: String,
+}
+
+impl VethNs {
+    pub fn new() -> VethNs {
+        sweep("gr");
+        let ns = format!(
+            "gr{}x{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        sh(&format!("ip netns add {ns}"));
+        let v = VethNs { ns };
+        v.ip("link add name va type veth peer name vb");
+        for i in ["va", "vb"] {
+            v.exec(&format!("sysctl -qw net.ipv6.conf.{i}.disable_ipv6=1"));
+            v.ip(&format!("link set {i} up"));
+        }
+        v
+    }
+
+    pub fn ip(&self, args: &str) -> String {
+        sh(&format!("ip -n {} {args}", self.ns))
+    }
+
+    pub fn exec(&self, cmd: &str) -> String {
+        sh(&format!("ip netns exec {} {cmd}", self.ns))
+    }
+
+    pub fn mac(&self, iface: &str) -> String {
+        self.exec(&format!("cat /sys/class/net/{iface}/address"))
+            .trim()
+            .to_string()
+    }
+}
+
+impl Drop for VethNs {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.ns]).status();
+    }
+}
+
+/// A built-in lab with the unique prefix `gl<pid>x<n>`, removed on drop.
+pub struct Lab {
+    pub prefix: String,
+}
+
+impl Lab {
+    pub fn up() -> Lab {
+        sweep("gl");
+        let prefix = format!(
+            "gl{}x{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let r = pktlab(&["lab", "up", "--prefix", &prefix]);
+        let lab = Lab { prefix };
+        assert_eq!(r.code, 0, "lab up: {}{}", r.stdout, r.stderr);
+        lab
+    }
+
+    pub fn ns(&self, role: &str) -> String {
+        format!("{}-{role}", self.prefix)
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        let _ = Command::new(PKTLAB)
+            .args(["lab", "down", "--prefix", &self.prefix])
+            .output();
+        for role in ["gen", "dut", "rcv"] {
+            let _ = Command::new("ip")
+                .args(["netns", "del", &self.ns(role)])
+                .output();
+        }
+    }
+}
+
+/// A `pktlab recv --json` running in the background; waits until it
+/// reports ready, so that no frame is sent before it counts.
+pub struct Receiver {
+    child: Child,
+    lines: BufReader<ChildStdout>,
+    pub ready: Value,
+}
+
+impl Receiver {
+    pub fn start(ns: &str, args: &[&str]) -> Receiver {
+        let mut child = Command::new("ip")
+            .args(["netns", "exec", ns, PKTLAB, "recv", "--json"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        lines.read_line(&mut line).unwrap();
+        let ready: Value = serde_json::from_str(line.trim())
+            .unwrap_or_else(|e| panic!("recv did not start ({e}): {line:?}"));
+        assert_eq!(ready["type"], "ready", "{line}");
+        Receiver {
+            child,
+            lines,
+            ready,
+        }
+    }
+
+    /// Waits (at most `limit`) for the receiver to exit; returns its
+    /// JSON lines and its summary.
+    pub fn wait(mut self, limit: Duration) -> (Vec<Value>, Value) {
+        let deadline = Instant::now() + limit;
+        loop {
+            if self.child.try_wait().unwrap().is_some() {
+                break;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("recv did not stop within {limit:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let status = self.child.wait().unwrap();
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut self.lines, &mut rest).unwrap();
+        let mut err = String::new();
+        std::io::Read::read_to_string(self.child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert!(status.success(), "recv failed: {err}");
+        let values: Vec<Value> = rest
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect();
+        let summary = values.last().cloned().expect("a summary");
+        assert_eq!(summary["type"], "summary");
+        (values, summary)
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
