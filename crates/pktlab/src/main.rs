@@ -20,13 +20,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Generate test traffic (like pkt-gen -f tx)
+    // gen, recv and bench take their help from their Args' doc comments.
     Gen(cmd::gen::Args),
-    /// Receive and check test traffic (like pkt-gen -f rx)
     Recv(cmd::recv::Args),
     /// Build, inspect or remove the built-in namespace lab
     Lab(cmd::lab::Args),
-    /// Run the forwarding benchmark on the lab
     Bench(cmd::bench::Args),
     /// Compare data sets like FreeBSD's ministat(1)
     Ministat(cmd::ministat::Args),

@@ -14,9 +14,10 @@ use pktlab_wire::units;
 use crate::cmd::common::{self, Output};
 use crate::error::usage;
 
-/// Measure how fast the lab's DUT forwards: runs the receiver and the
-/// generator on the built-in lab (bringing it up if needed) for N runs and
-/// summarises the forwarded rates with ministat.
+/// Measure how fast the lab's DUT forwards, like BSDRP's bench-lab.
+///
+/// Runs the receiver and the generator on the built-in lab (bringing it up
+/// if needed) for N runs and summarises the forwarded rates with ministat.
 ///
 /// A run's value is the median of the receiver's per-second counts of test
 /// frames, leaving out the first and the last second.
