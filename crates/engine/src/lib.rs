@@ -19,6 +19,7 @@ pub mod clock;
 mod error;
 mod gate;
 pub mod gen;
+mod monitor;
 pub mod netns;
 pub mod pacer;
 pub mod recv;

@@ -14,9 +14,10 @@ use pktlab_wire::parse::{parse_test_frame, FlowKey};
 use pktlab_wire::payload::latency_ns;
 
 use crate::gate::Gate;
+use crate::monitor::{join_all, l1_bps, per_second, Monitor, Published};
 use crate::seq::{SeqCounts, StreamTable};
 use crate::tx::place_thread;
-use crate::{EngineError, StopSignal, FCS_LEN, L1_OVERHEAD};
+use crate::{EngineError, StopSignal, FCS_LEN};
 
 /// How long a worker waits for frames before it looks at the stop signal.
 const POLL_TIMEOUT: Duration = Duration::from_millis(20);
@@ -132,6 +133,16 @@ struct Counters {
     /// Nanoseconds since the start at the end of the last batch with
     /// frames, plus one (0: no frame yet).
     last_frame: AtomicU64,
+}
+
+impl Published for CachePadded<Counters> {
+    fn read(&self) -> [u64; 3] {
+        [
+            self.packets.load(Ordering::Relaxed),
+            self.bytes.load(Ordering::Relaxed),
+            self.foreign.load(Ordering::Relaxed),
+        ]
+    }
 }
 
 /// Everything one worker learns about the frames it checks.
@@ -281,10 +292,7 @@ where
         };
         on_event(RxEvent::Ready);
         let deadline = plan.duration.map(|d| start + d);
-        let mut last = vec![0u64; plan.threads];
-        let (mut last_bytes, mut last_foreign) = (0u64, 0u64);
-        let mut last_t = start;
-        let mut tick = start + plan.interval;
+        let mut monitor = Monitor::new(start, plan.interval, plan.threads);
         loop {
             let all_done = done.load(Ordering::Acquire) as usize == plan.threads;
             let now = Instant::now();
@@ -303,49 +311,23 @@ where
                     run_stop.stop();
                 }
             }
-            if now >= tick || all_done {
-                let pkts: Vec<u64> = counters
-                    .iter()
-                    .map(|c| c.packets.load(Ordering::Relaxed))
-                    .collect();
-                let bytes: u64 = counters
-                    .iter()
-                    .map(|c| c.bytes.load(Ordering::Relaxed))
-                    .sum();
-                let foreign: u64 = counters
-                    .iter()
-                    .map(|c| c.foreign.load(Ordering::Relaxed))
-                    .sum();
-                let threads: Vec<u64> = pkts.iter().zip(&last).map(|(a, b)| a - b).collect();
-                let packets: u64 = threads.iter().sum();
-                let seconds = (now - last_t).as_secs_f64();
-                if !all_done || packets > 0 {
-                    let db = bytes - last_bytes;
-                    on_event(RxEvent::Interval(RxInterval {
-                        elapsed: (now - start).as_secs_f64(),
-                        seconds,
-                        packets,
-                        bytes: db,
-                        foreign: foreign - last_foreign,
-                        pps: packets as f64 / seconds,
-                        l2_bps: db as f64 * 8.0 / seconds,
-                        l1_bps: (db + packets * L1_OVERHEAD) as f64 * 8.0 / seconds,
-                        threads,
-                    }));
-                }
-                last = pkts;
-                last_bytes = bytes;
-                last_foreign = foreign;
-                last_t = now;
-                while tick <= now {
-                    tick += plan.interval;
-                }
+            if let Some(s) = monitor.poll(now, &counters, all_done) {
+                on_event(RxEvent::Interval(RxInterval {
+                    elapsed: s.elapsed,
+                    seconds: s.seconds,
+                    packets: s.packets,
+                    bytes: s.bytes,
+                    foreign: s.extra,
+                    pps: s.pps(),
+                    l2_bps: s.l2_bps(),
+                    l1_bps: s.l1_bps(),
+                    threads: s.threads,
+                }));
             }
             if all_done {
                 break;
             }
-            let nap = tick.saturating_duration_since(Instant::now());
-            std::thread::sleep(nap.min(Duration::from_millis(5)));
+            std::thread::sleep(monitor.nap());
         }
         collect(handles, true)
     })
@@ -354,22 +336,7 @@ where
 type Handle<'s> = std::thread::ScopedJoinHandle<'s, Result<Option<WorkerEnd>, EngineError>>;
 
 fn collect(handles: Vec<Handle<'_>>, started: bool) -> Result<RxSummary, EngineError> {
-    let mut ends = Vec::new();
-    let mut first_err = None;
-    for h in handles {
-        match h.join() {
-            Ok(Ok(end)) => ends.push(end),
-            Ok(Err(e)) => {
-                first_err.get_or_insert(e);
-            }
-            Err(_) => {
-                first_err.get_or_insert(EngineError::WorkerPanicked("RX"));
-            }
-        }
-    }
-    if let Some(e) = first_err {
-        return Err(e);
-    }
+    let ends = join_all(handles, "RX")?;
     let ends: Vec<WorkerEnd> = if started {
         ends.into_iter().flatten().collect()
     } else {
@@ -401,14 +368,13 @@ fn collect(handles: Vec<Handle<'_>>, started: bool) -> Result<RxSummary, EngineE
     }
     let packets: u64 = ends.iter().map(|e| e.summary.packets).sum();
     let bytes: u64 = ends.iter().map(|e| e.summary.bytes).sum();
-    let per_sec = |x: f64| if seconds > 0.0 { x / seconds } else { 0.0 };
     Ok(RxSummary {
         packets,
         bytes,
         seconds,
-        pps: per_sec(packets as f64),
-        l2_bps: per_sec(bytes as f64 * 8.0),
-        l1_bps: per_sec((bytes + packets * L1_OVERHEAD) as f64 * 8.0),
+        pps: per_second(packets as f64, seconds),
+        l2_bps: per_second(bytes as f64 * 8.0, seconds),
+        l1_bps: l1_bps(packets, bytes, seconds),
         flows: flows.len() as u64,
         streams,
         lost: seq.lost,

@@ -10,8 +10,9 @@ use pktlab_io::port::TxPort;
 use pktlab_io::IoError;
 
 use crate::gate::Gate;
+use crate::monitor::{join_all, l1_bps, per_second, Monitor, Published};
 use crate::pacer::{self, Pace, Pacer};
-use crate::{clock, EngineError, FrameSource, StopSignal, FCS_LEN, L1_OVERHEAD};
+use crate::{clock, EngineError, FrameSource, StopSignal, FCS_LEN};
 
 /// Frames per `send_batch` call when nothing else limits it.
 pub const DEFAULT_BATCH: usize = 64;
@@ -143,6 +144,16 @@ struct Counters {
     bytes: AtomicU64,
 }
 
+impl Published for CachePadded<Counters> {
+    fn read(&self) -> [u64; 3] {
+        [
+            self.packets.load(Ordering::Relaxed),
+            self.bytes.load(Ordering::Relaxed),
+            0,
+        ]
+    }
+}
+
 struct WorkerEnd {
     summary: TxThreadSummary,
     end: Instant,
@@ -202,51 +213,25 @@ where
             return collect(handles, None);
         };
         on_event(TxEvent::Started);
-        let mut last = vec![0u64; plan.threads];
-        let mut last_bytes = 0u64;
-        let mut last_t = start;
-        let mut tick = start + plan.interval;
+        let mut monitor = Monitor::new(start, plan.interval, plan.threads);
         loop {
             let all_done = done.load(Ordering::Acquire) as usize == plan.threads;
-            let now = Instant::now();
-            if now >= tick || all_done {
-                let pkts: Vec<u64> = counters
-                    .iter()
-                    .map(|c| c.packets.load(Ordering::Relaxed))
-                    .collect();
-                let bytes: u64 = counters
-                    .iter()
-                    .map(|c| c.bytes.load(Ordering::Relaxed))
-                    .sum();
-                let threads: Vec<u64> = pkts.iter().zip(&last).map(|(a, b)| a - b).collect();
-                let packets: u64 = threads.iter().sum();
-                let seconds = (now - last_t).as_secs_f64();
-                // The last, partial interval is reported only if it carried traffic.
-                if !all_done || packets > 0 {
-                    let db = bytes - last_bytes;
-                    on_event(TxEvent::Interval(TxInterval {
-                        elapsed: (now - start).as_secs_f64(),
-                        seconds,
-                        packets,
-                        bytes: db,
-                        pps: packets as f64 / seconds,
-                        l2_bps: db as f64 * 8.0 / seconds,
-                        l1_bps: (db + packets * L1_OVERHEAD) as f64 * 8.0 / seconds,
-                        threads,
-                    }));
-                }
-                last = pkts;
-                last_bytes = bytes;
-                last_t = now;
-                while tick <= now {
-                    tick += plan.interval;
-                }
+            if let Some(s) = monitor.poll(Instant::now(), &counters, all_done) {
+                on_event(TxEvent::Interval(TxInterval {
+                    elapsed: s.elapsed,
+                    seconds: s.seconds,
+                    packets: s.packets,
+                    bytes: s.bytes,
+                    pps: s.pps(),
+                    l2_bps: s.l2_bps(),
+                    l1_bps: s.l1_bps(),
+                    threads: s.threads,
+                }));
             }
             if all_done {
                 break;
             }
-            let nap = tick.saturating_duration_since(Instant::now());
-            std::thread::sleep(nap.min(Duration::from_millis(5)));
+            std::thread::sleep(monitor.nap());
         }
         collect(handles, Some(start))
     })
@@ -257,22 +242,7 @@ type Handle<'s> = std::thread::ScopedJoinHandle<'s, Result<Option<WorkerEnd>, En
 /// Joins the workers and sums them up. `start` is None when the run never
 /// started (a worker failed to prepare, or a stop came first).
 fn collect(handles: Vec<Handle<'_>>, start: Option<Instant>) -> Result<TxSummary, EngineError> {
-    let mut ends = Vec::new();
-    let mut first_err = None;
-    for h in handles {
-        match h.join() {
-            Ok(Ok(end)) => ends.push(end),
-            Ok(Err(e)) => {
-                first_err.get_or_insert(e);
-            }
-            Err(_) => {
-                first_err.get_or_insert(EngineError::WorkerPanicked("TX"));
-            }
-        }
-    }
-    if let Some(e) = first_err {
-        return Err(e);
-    }
+    let ends = join_all(handles, "TX")?;
     let ends: Vec<WorkerEnd> = ends.into_iter().flatten().collect();
     let interrupted = crate::stop::interrupted();
     let Some(start) = start else {
@@ -282,14 +252,13 @@ fn collect(handles: Vec<Handle<'_>>, start: Option<Instant>) -> Result<TxSummary
     let bytes: u64 = ends.iter().map(|e| e.summary.bytes).sum();
     let end = ends.iter().map(|e| e.end).max().unwrap_or(start);
     let seconds = (end - start).as_secs_f64();
-    let per_sec = |x: f64| if seconds > 0.0 { x / seconds } else { 0.0 };
     Ok(TxSummary {
         packets,
         bytes,
         seconds,
-        pps: per_sec(packets as f64),
-        l2_bps: per_sec(bytes as f64 * 8.0),
-        l1_bps: per_sec((bytes + packets * L1_OVERHEAD) as f64 * 8.0),
+        pps: per_second(packets as f64, seconds),
+        l2_bps: per_second(bytes as f64 * 8.0, seconds),
+        l1_bps: l1_bps(packets, bytes, seconds),
         tx_errors: ends.iter().map(|e| e.summary.tx_errors).sum(),
         interrupted,
         iface: ends.iter().find_map(|e| e.iface),

@@ -232,7 +232,17 @@ fn partial_lab_is_repaired() {
         .unwrap()
         .success());
 
-    let st = status_json(&p.0);
+    // The kernel destroys a deleted namespace's interfaces (and so the veth
+    // peer d1 in the DUT) asynchronously: wait until d1 is gone.
+    let d1_gone = format!("{}: interface d1 is missing", p.ns("dut"));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let st = loop {
+        let st = status_json(&p.0);
+        if st["problems"].to_string().contains(&d1_gone) || Instant::now() > deadline {
+            break st;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
     assert_eq!(st["state"], "partial");
     let problems: Vec<&str> = st["problems"]
         .as_array()

@@ -3,7 +3,7 @@
 use pktlab_engine::tx::{TxInterval, TxSummary};
 use serde_json::{json, Value};
 
-use crate::units::{frame_size, rate};
+use crate::units::{self, frame_size, rate};
 
 /// What the summary says about the run besides its counts.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -44,14 +44,8 @@ pub fn header(info: &GenInfo, src: &str, dst: &str) -> String {
 /// One human line per interval, like pkt-gen's:
 /// `   2.000 tx 1.49 Mpps (1488123 pkts 761.92 Mbps L2 1.00 Gbps L1 in 1000102 usec)`.
 pub fn interval_line(iv: &TxInterval) -> String {
-    format!(
-        "{:8.3} tx {} ({} pkts {} L2 {} L1 in {} usec)",
-        iv.elapsed,
-        rate(iv.pps, "pps"),
-        iv.packets,
-        rate(iv.l2_bps, "bps"),
-        rate(iv.l1_bps, "bps"),
-        (iv.seconds * 1e6).round() as u64
+    units::interval_line(
+        "tx", iv.elapsed, iv.seconds, iv.packets, iv.pps, iv.l2_bps, iv.l1_bps,
     )
 }
 
@@ -64,13 +58,11 @@ pub fn interval_json(iv: &TxInterval) -> Value {
 /// The closing summary, pkt-gen's two lines plus what pktlab knows more.
 pub fn summary_text(s: &TxSummary, info: &GenInfo) -> String {
     let mut out = format!(
-        "Sent {} packets, {}, in {:.2} seconds.\nSpeed: {} Bandwidth: {} (raw {})\n",
+        "Sent {} packets, {}, in {:.2} seconds.\n{}\n",
         s.packets,
         frame_size(s.packets, s.bytes, info.fixed_size),
         s.seconds,
-        rate(s.pps, "pps"),
-        rate(s.l2_bps, "bps"),
-        rate(s.l1_bps, "bps"),
+        units::speed_line(s.pps, s.l2_bps, s.l1_bps),
     );
     if let Some(req) = info.requested_pps {
         let pct = if req > 0.0 { s.pps / req * 100.0 } else { 0.0 };

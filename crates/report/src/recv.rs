@@ -3,7 +3,7 @@
 use pktlab_engine::rx::{RxInterval, RxSummary};
 use serde_json::{json, Value};
 
-use crate::units::{nanos, rate};
+use crate::units::{self, nanos};
 
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct RecvInfo {
@@ -29,14 +29,8 @@ pub fn header(info: &RecvInfo) -> String {
 /// `   1.000 rx 1.49 Mpps (1488123 pkts 761.92 Mbps L2 1.00 Gbps L1 in 1000102 usec)`,
 /// plus the foreign frames when there were any.
 pub fn interval_line(iv: &RxInterval) -> String {
-    let mut line = format!(
-        "{:8.3} rx {} ({} pkts {} L2 {} L1 in {} usec)",
-        iv.elapsed,
-        rate(iv.pps, "pps"),
-        iv.packets,
-        rate(iv.l2_bps, "bps"),
-        rate(iv.l1_bps, "bps"),
-        (iv.seconds * 1e6).round() as u64
+    let mut line = units::interval_line(
+        "rx", iv.elapsed, iv.seconds, iv.packets, iv.pps, iv.l2_bps, iv.l1_bps,
     );
     if iv.foreign > 0 {
         line += &format!(" {} foreign", iv.foreign);
@@ -57,12 +51,10 @@ pub fn summary_text(s: &RxSummary, info: &RecvInfo) -> String {
         "no bytes".to_string()
     };
     let mut out = format!(
-        "Received {} packets, {avg}, in {:.2} seconds.\nSpeed: {} Bandwidth: {} (raw {})\n",
+        "Received {} packets, {avg}, in {:.2} seconds.\n{}\n",
         s.packets,
         s.seconds,
-        rate(s.pps, "pps"),
-        rate(s.l2_bps, "bps"),
-        rate(s.l1_bps, "bps"),
+        units::speed_line(s.pps, s.l2_bps, s.l1_bps),
     );
     out += &format!(
         "Test traffic: {} flows in {} streams, {} lost, {} out of order, {} duplicates; {} foreign frames\n",

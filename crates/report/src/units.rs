@@ -37,6 +37,36 @@ pub fn frame_size(packets: u64, bytes: u64, fixed: Option<u16>) -> String {
     }
 }
 
+/// One interval, pkt-gen style:
+/// `   2.000 tx 1.49 Mpps (1488123 pkts 761.92 Mbps L2 1.00 Gbps L1 in 1000102 usec)`.
+pub fn interval_line(
+    tag: &str,
+    elapsed: f64,
+    seconds: f64,
+    packets: u64,
+    pps: f64,
+    l2_bps: f64,
+    l1_bps: f64,
+) -> String {
+    format!(
+        "{elapsed:8.3} {tag} {} ({packets} pkts {} L2 {} L1 in {} usec)",
+        rate(pps, "pps"),
+        rate(l2_bps, "bps"),
+        rate(l1_bps, "bps"),
+        (seconds * 1e6).round() as u64
+    )
+}
+
+/// pkt-gen's `Speed: 847.91 Kpps Bandwidth: 9.84 Gbps (raw 10.00 Gbps)`.
+pub fn speed_line(pps: f64, l2_bps: f64, l1_bps: f64) -> String {
+    format!(
+        "Speed: {} Bandwidth: {} (raw {})",
+        rate(pps, "pps"),
+        rate(l2_bps, "bps"),
+        rate(l1_bps, "bps")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

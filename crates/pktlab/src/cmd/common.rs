@@ -23,6 +23,30 @@ pub fn install_signals() -> anyhow::Result<()> {
     Ok(())
 }
 
+impl Output {
+    /// Prints a progress line (an interval), as JSON or text, unless quiet.
+    pub fn progress(
+        &self,
+        json: impl FnOnce() -> serde_json::Value,
+        text: impl FnOnce() -> String,
+    ) {
+        if self.json {
+            print_json(&json());
+        } else if !self.quiet {
+            println!("{}", text());
+        }
+    }
+
+    /// Prints the closing summary, as JSON or text (text ends with a newline).
+    pub fn summary(&self, json: impl FnOnce() -> serde_json::Value, text: impl FnOnce() -> String) {
+        if self.json {
+            print_json(&json());
+        } else {
+            print!("{}", text());
+        }
+    }
+}
+
 /// Prints one JSON line and flushes, so that a reader sees each interval
 /// as it happens.
 pub fn print_json(v: &serde_json::Value) {

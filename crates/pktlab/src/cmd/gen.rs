@@ -125,21 +125,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if !o.json && !o.quiet {
         println!("{}", out::header(&info, &src, &dst));
     }
-    let summary = run_gen(&cfg, &stop, |event| match event {
-        TxEvent::Started => {}
-        TxEvent::Interval(iv) => {
-            if o.json {
-                common::print_json(&out::interval_json(&iv));
-            } else if !o.quiet {
-                println!("{}", out::interval_line(&iv));
-            }
+    let summary = run_gen(&cfg, &stop, |event| {
+        if let TxEvent::Interval(iv) = event {
+            o.progress(|| out::interval_json(&iv), || out::interval_line(&iv));
         }
     })?;
-    if o.json {
-        common::print_json(&out::summary_json(&summary, &info));
-    } else {
-        print!("{}", out::summary_text(&summary, &info));
-    }
+    o.summary(
+        || out::summary_json(&summary, &info),
+        || out::summary_text(&summary, &info),
+    );
     Ok(())
 }
 

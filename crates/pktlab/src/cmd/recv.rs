@@ -75,18 +75,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
         }
         RxEvent::Interval(iv) => {
-            if o.json {
-                common::print_json(&out::interval_json(&iv));
-            } else if !o.quiet {
-                println!("{}", out::interval_line(&iv));
-            }
+            o.progress(|| out::interval_json(&iv), || out::interval_line(&iv));
         }
     })?;
-    if o.json {
-        common::print_json(&out::summary_json(&summary, &info));
-    } else {
-        print!("{}", out::summary_text(&summary, &info));
-    }
+    o.summary(
+        || out::summary_json(&summary, &info),
+        || out::summary_text(&summary, &info),
+    );
     Ok(())
 }
 
