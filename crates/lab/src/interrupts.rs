@@ -133,8 +133,8 @@ pub fn nic_irq_match(ns: Option<&str>, iface: &str) -> Result<Option<NicIrqMatch
             Err(_) => None,
         },
         Some(ns) => {
-            // readlink fails (and prints nothing) when there is no device.
-            let script = format!("readlink -f {link} 2>/dev/null; true");
+            // `readlink -e` fails (and prints nothing) when there is no device.
+            let script = format!("readlink -e {link} 2>/dev/null; true");
             let out = netns::run_in(ns, &["sh", "-c", &script])?;
             let out = out.trim();
             (!out.is_empty() && out != link).then(|| out.to_string())
