@@ -537,6 +537,23 @@ mod tests {
     }
 
     #[test]
+    fn the_example_campaigns_are_valid() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/campaigns");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let file =
+                CampaignFile::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let c =
+                Campaign::from_file(&file, 4).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(!c.plan().is_empty());
+            n += 1;
+        }
+        assert!(n >= 4);
+    }
+
+    #[test]
     fn bad_settings() {
         for (text, start) in [
             ("[run]\niterations = 0\n", "invalid iteration count 0"),
