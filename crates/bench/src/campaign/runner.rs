@@ -213,6 +213,12 @@ pub fn run_campaign(
         Ok(())
     })();
 
+    // A terminal's Ctrl-C also reaches the DUT commands in flight: a
+    // command killed by it is the interruption, not a failure.
+    let result = match result {
+        Err(_) if stop.is_set() => Ok(()),
+        r => r,
+    };
     // Whatever happened, leave the DUT as it was found.
     let reverted = match applied {
         Some(c) => {
