@@ -1,29 +1,57 @@
 //! The bench layer's error type.
 
-/// A failure of a trial or a series. Messages are one line.
+use std::path::PathBuf;
+
+/// A failure of a trial or a campaign. Messages are one line.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
     #[error(transparent)]
     Lab(#[from] pktlab_lab::LabError),
     #[error(transparent)]
+    Dut(#[from] pktlab_lab::dut::DutError),
+    #[error(transparent)]
     Engine(#[from] pktlab_engine::EngineError),
     #[error(transparent)]
     Wire(#[from] pktlab_wire::WireError),
-    /// Bad settings (exit code 2).
+    /// Bad settings or a bad campaign file (exit code 2).
     #[error("{0}")]
     Usage(String),
     /// A trial that ran but cannot be valued.
     #[error("{0}")]
     Trial(String),
+    /// A results file that cannot be read or written.
+    #[error("{}: {}", .path.display(), os_text(.err))]
+    File { path: PathBuf, err: std::io::Error },
+    /// A results folder that is not what it should be (exit code 2: the
+    /// user named it).
+    #[error("{}: {why}", .path.display())]
+    Results { path: PathBuf, why: String },
 }
 
 impl BenchError {
     pub fn is_usage(&self) -> bool {
         match self {
             BenchError::Lab(e) => e.is_usage(),
+            BenchError::Dut(e) => e.is_usage(),
             BenchError::Engine(e) => e.is_usage(),
-            BenchError::Wire(_) | BenchError::Usage(_) => true,
-            BenchError::Trial(_) => false,
+            BenchError::Wire(_) | BenchError::Usage(_) | BenchError::Results { .. } => true,
+            BenchError::Trial(_) | BenchError::File { .. } => false,
         }
+    }
+
+    pub(crate) fn file(path: impl Into<PathBuf>, err: std::io::Error) -> BenchError {
+        BenchError::File {
+            path: path.into(),
+            err,
+        }
+    }
+}
+
+/// An OS error's text without Rust's " (os error N)".
+fn os_text(err: &std::io::Error) -> String {
+    let s = err.to_string();
+    match s.rfind(" (os error ") {
+        Some(i) if s.ends_with(')') => s[..i].to_string(),
+        _ => s,
     }
 }

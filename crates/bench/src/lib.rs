@@ -1,17 +1,23 @@
-//! pktlab bench layer: trials on a lab and series of them.
+//! pktlab bench layer: trials on a lab, and campaigns of them.
 //!
 //! A *trial* starts the receiver in the lab's receiver namespace, waits
-//! until it is ready, runs the generator in the generator namespace for
-//! the trial's duration, lets the last frames drain, and stops the
-//! receiver. Its *value* is the median of the receiver's per-second
-//! samples of test frames, leaving out the first and the last second
-//! (BSDRP's bench-lab trims a warm-up and a tail the same way).
-//! A *series* repeats trials and summarises their values with ministat's
-//! statistics.
+//! until it is ready, runs the generator for the trial's duration while a
+//! thread samples every lab interface's counters, the per-CPU load and the
+//! NICs' interrupts once per second, lets the last frames drain, and stops
+//! the receiver. Its *value* is the median of the receiver's per-second
+//! samples of test frames, leaving out a warm-up and a tail (BSDRP's
+//! bench-lab trims the same way).
+//!
+//! A *campaign* ([`campaign`]) runs every DUT configuration with every
+//! traffic profile N times, interleaved, into a results folder that can be
+//! resumed, and compares the configurations with ministat.
 
+pub mod atomic;
+pub mod campaign;
 mod error;
+pub mod monitor;
 pub mod samples;
-pub mod series;
+pub mod target;
 pub mod traffic;
 pub mod trial;
 

@@ -1,5 +1,6 @@
 //! One trial: receiver up, generator for a while, drain, receiver down.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -9,10 +10,10 @@ use pktlab_engine::recv::{run_recv, RecvConfig};
 use pktlab_engine::rx::{RxEvent, RxPlan, RxSummary};
 use pktlab_engine::tx::{TxEvent, TxPlan, TxSummary};
 use pktlab_engine::StopSignal;
-use pktlab_lab::BuiltinLab;
-use pktlab_lab::LabIfCounters;
 
+use crate::monitor::{self, IfaceCounters, Second};
 use crate::samples::{run_value, steady};
+use crate::target::Target;
 use crate::traffic::Traffic;
 use crate::BenchError;
 
@@ -68,7 +69,11 @@ pub struct TrialResult {
     pub tx: TxSummary,
     pub rx: RxSummary,
     /// Every lab interface's counters over the trial.
-    pub lab_counters: Vec<LabIfCounters>,
+    pub lab_counters: Vec<IfaceCounters>,
+    /// Per second from the generator's start: interface counters, per-CPU
+    /// load and interrupts.
+    #[serde(skip)]
+    pub seconds: Vec<Second>,
 }
 
 /// Progress of a trial, for a live display.
@@ -84,42 +89,43 @@ pub enum TrialEvent {
 
 /// Runs one trial of `traffic` on `lab`.
 pub fn run_trial(
-    lab: &BuiltinLab,
+    lab: &Target,
     traffic: &Traffic,
     settings: &TrialSettings,
     stop: &StopSignal,
     mut on_event: impl FnMut(TrialEvent),
 ) -> Result<TrialResult, BenchError> {
-    let frames = traffic.frame_spec(lab.gen_mac(), lab.dut_in_mac())?;
+    let frames = traffic.frame_spec(lab.src_mac, lab.dst_mac)?;
     let gen = GenConfig {
         io: IoSpec::AfPacket,
-        iface: Some(lab.gen_if().to_string()),
+        iface: Some(lab.gen.iface.clone()),
         frames,
         plan: TxPlan {
             threads: traffic.threads,
             duration: Some(settings.duration),
             rate_pps: traffic.rate_pps,
             interval: settings.interval,
-            netns: Some(lab.gen_ns().to_string()),
-            iface: Some(lab.gen_if().to_string()),
+            netns: lab.gen.netns.clone(),
+            iface: Some(lab.gen.iface.clone()),
             ..TxPlan::default()
         },
     };
     let recv = RecvConfig {
         io: IoSpec::AfPacket,
-        iface: Some(lab.rcv_if().to_string()),
+        iface: Some(lab.rcv.iface.clone()),
         plan: RxPlan {
             interval: settings.interval,
-            netns: Some(lab.rcv_ns().to_string()),
-            iface: Some(lab.rcv_if().to_string()),
+            netns: lab.rcv.netns.clone(),
+            iface: Some(lab.rcv.iface.clone()),
             ..RxPlan::default()
         },
     };
-    let before = lab.counters()?;
+    let before = monitor::read_counters(&lab.watched)?;
     let rx_stop = StopSignal::new();
+    let monitor_stop = AtomicBool::new(false);
     let (tx_events, rx_events) = mpsc::channel::<RxEvent>();
 
-    let (tx, rx) = std::thread::scope(|scope| {
+    let (tx, rx, seconds) = std::thread::scope(|scope| {
         let receiver = scope.spawn(|| {
             run_recv(&recv, &rx_stop, move |e| {
                 let _ = tx_events.send(e);
@@ -141,6 +147,7 @@ pub fn run_trial(
             };
             return Err(err);
         }
+        let sampler = scope.spawn(|| monitor::sample_until(lab, settings.interval, &monitor_stop));
         on_event(TrialEvent::Started);
         let mut tx_samples = Vec::new();
         let mut rx_samples = Vec::new();
@@ -164,16 +171,25 @@ pub fn run_trial(
             std::thread::sleep(DRAIN);
         }
         rx_stop.stop();
+        monitor_stop.store(true, Ordering::Relaxed);
         let rx = receiver
             .join()
             .map_err(|_| BenchError::Trial("the receiver thread panicked".into()))?;
+        let seconds = sampler
+            .join()
+            .map_err(|_| BenchError::Trial("the sampling thread panicked".into()))?;
         drain(&mut rx_samples, &mut on_event);
-        Ok((tx.map(|t| (t, tx_samples)), rx.map(|r| (r, rx_samples))))
+        Ok((
+            tx.map(|t| (t, tx_samples)),
+            rx.map(|r| (r, rx_samples)),
+            seconds,
+        ))
     })?;
     let (tx, tx_samples) = tx?;
     let (rx, rx_samples) = rx?;
-    let after = lab.counters()?;
-    let lab_counters = counter_deltas(&before, &after);
+    let seconds = seconds?;
+    let after = monitor::read_counters(&lab.watched)?;
+    let lab_counters = monitor::counter_deltas(&before, &after);
 
     let (head, tail) = (settings.trim_head, settings.trim_tail);
     let forwarded_pps = run_value(&rx_samples, head, tail).ok_or_else(|| {
@@ -199,19 +215,6 @@ pub fn run_trial(
         tx,
         rx,
         lab_counters,
+        seconds,
     })
-}
-
-/// Each interface's counters over the trial.
-fn counter_deltas(before: &[LabIfCounters], after: &[LabIfCounters]) -> Vec<LabIfCounters> {
-    after
-        .iter()
-        .map(|a| {
-            let mut d = a.clone();
-            if let Some(b) = before.iter().find(|b| b.ns == a.ns && b.iface == a.iface) {
-                d.counters = a.counters.delta(&b.counters);
-            }
-            d
-        })
-        .collect()
 }

@@ -4,15 +4,24 @@
 //! - [`netns`]: namespaces, veth pairs, running code inside a namespace;
 //! - [`observe`]: what a namespace holds (links, addresses, routes,
 //!   neighbours, sysctls, counters);
-//! - [`BuiltinLab`]: the lab itself: `up`, `down`, `status`, `counters`.
+//! - [`BuiltinLab`]: the lab itself: `up`, `down`, `status`, `counters`;
+//! - [`dut`]: DUT configurations and where their commands run;
+//! - [`ports`]: labs on existing interfaces;
+//! - [`cpuload`], [`interrupts`], [`envinfo`]: per-CPU load, NIC interrupts
+//!   and the facts (kernel, CPU, drivers) that go with results.
 
 mod builtin;
 pub mod cidr;
+pub mod cpuload;
+pub mod dut;
+pub mod envinfo;
 mod error;
+pub mod interrupts;
 pub mod mac;
 pub mod neigh;
 pub mod netns;
 pub mod observe;
+pub mod ports;
 pub mod runner;
 pub mod sysctl;
 

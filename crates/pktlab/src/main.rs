@@ -26,6 +26,10 @@ enum Command {
     /// Build, inspect or remove the built-in namespace lab
     Lab(cmd::lab::Args),
     Bench(cmd::bench::Args),
+    /// Compare results folders with ministat
+    Compare(cmd::compare::Args),
+    /// Per-second interface counters with drops (like netstat -iw 1)
+    Ifstat(cmd::ifstat::Args),
     /// Compare data sets like FreeBSD's ministat(1)
     Ministat(cmd::ministat::Args),
     /// Extract per-run pps values from netmap pkt-gen logs (like BSDRP)
@@ -47,6 +51,8 @@ fn main() {
         Command::Recv(a) => cmd::recv::run(a),
         Command::Lab(a) => cmd::lab::run(a),
         Command::Bench(a) => cmd::bench::run(a),
+        Command::Compare(a) => cmd::compare::run(a),
+        Command::Ifstat(a) => cmd::ifstat::run(a),
         Command::Ministat(a) => cmd::ministat::run(a),
         Command::PktgenLog(a) => cmd::pktgen_log::run(a),
     };

@@ -1,26 +1,39 @@
-//! `pktlab bench` output: a line per run, then ministat's summary.
+//! `pktlab bench` output: what the campaign is, a line per run, then
+//! ministat's comparison of the configurations (and the size sweep).
 
-use pktlab_bench::series::SeriesResult;
-use pktlab_bench::traffic::Traffic;
-use pktlab_bench::trial::{TrialResult, TrialSettings};
-use pktlab_stats::ministat::{render, Dataset, RenderOptions};
+use pktlab_bench::campaign::runner::CampaignOutcome;
+use pktlab_bench::campaign::summary;
+use pktlab_bench::campaign::Campaign;
+use pktlab_bench::trial::TrialResult;
 use serde_json::{json, Value};
 
 use crate::units::rate;
 
-/// What the series is about, said before it starts.
-pub fn header(lab: &str, traffic: &Traffic, settings: &TrialSettings, iterations: usize) -> String {
-    let speed = match traffic.rate_pps {
-        Some(p) => rate(p, "pps"),
-        None => "full speed".to_string(),
-    };
+/// What the campaign is about, said before it starts.
+pub fn header(c: &Campaign, lab: &str, dir: &str) -> String {
+    let traffic: Vec<String> = c
+        .traffics
+        .iter()
+        .map(|t| {
+            let speed = match t.rate_pps {
+                Some(p) => rate(p, "pps"),
+                None => "full speed".to_string(),
+            };
+            format!(
+                "{} ({} -> {}, {}-byte frames at {speed})",
+                t.name, t.src, t.dst, t.sizes
+            )
+        })
+        .collect();
+    let configs: Vec<&str> = c.configs.iter().map(|c| c.name.as_str()).collect();
     format!(
-        "pktlab bench on lab {lab}: {} ({} -> {}), {}-byte frames at {speed}, {iterations} runs of {} s",
-        traffic.name,
-        traffic.src,
-        traffic.dst,
-        traffic.sizes,
-        settings.duration.as_secs_f64()
+        "pktlab bench {} on {lab}: configurations {}; traffic {}; {} runs of {} s each, {} order; results in {dir}",
+        c.name,
+        configs.join(", "),
+        traffic.join(", "),
+        c.run.iterations,
+        c.run.trial.duration.as_secs_f64(),
+        c.run.order.name(),
     )
 }
 
@@ -34,59 +47,78 @@ pub fn virtual_lab_warning(cpus: usize) -> String {
     )
 }
 
-/// `run 2/5: forwarded 318.57 Kpps, offered 318.58 Kpps, loss 0.000% (0 of 3185800)`.
-pub fn run_line(iteration: usize, of: usize, t: &TrialResult) -> String {
+/// `[3/10] nft-stateful inet4 #2`.
+pub fn run_label(index: usize, of: usize, config: &str, traffic: &str, iteration: usize) -> String {
+    format!("[{index}/{of}] {config} {traffic} #{iteration}")
+}
+
+/// `[3/10] nft-stateful inet4 #2: forwarded 318.57 Kpps, offered 318.58 Kpps, loss 0.000% (0 of 3185800)`.
+pub fn run_line(label: &str, t: &TrialResult, requested_pps: Option<f64>) -> String {
     let mut line = format!(
-        "run {iteration}/{of}: forwarded {}, offered {}, loss {:.3}% ({} of {})",
+        "{label}: forwarded {}, offered {}, loss {:.3}% ({} of {})",
         rate(t.forwarded_pps, "pps"),
         rate(t.offered_pps, "pps"),
         t.loss_ratio * 100.0,
         t.lost,
         t.tx.packets
     );
+    if let Some(r) = requested_pps {
+        // DESIGN.md: a generator that fell short measured itself, not the DUT.
+        if t.offered_pps < r * 0.99 {
+            line += &format!(
+                " (the generator fell short of the requested {})",
+                rate(r, "pps")
+            );
+        }
+    }
     if t.rx.foreign > 0 {
         line += &format!(", {} foreign frames", t.rx.foreign);
     }
     line
 }
 
-pub fn run_json(iteration: usize, t: &TrialResult) -> Value {
+/// One JSON line per finished run.
+pub fn run_json(config: &str, traffic: &str, iteration: usize, t: &TrialResult) -> Value {
     let mut v = serde_json::to_value(t).expect("serialisable");
     v["type"] = json!("run");
+    v["config"] = json!(config);
+    v["traffic"] = json!(traffic);
     v["iteration"] = json!(iteration);
     v
 }
 
-/// ministat's view of the forwarded rates of the series (legend, plot and
-/// table), as BSDRP users read it.
-pub fn summary_text(s: &SeriesResult) -> String {
-    let values: Vec<f64> = s.trials.iter().map(|t| t.forwarded_pps).collect();
+/// The end of a campaign: ministat's comparison per traffic profile, the
+/// size sweep, and where everything is.
+pub fn summary_text(c: &Campaign, o: &CampaignOutcome, dir: &str) -> String {
+    let s = &o.summary;
     let mut out = String::new();
-    if s.interrupted {
-        out += &format!("Interrupted after {} finished runs.\n", s.trials.len());
+    if o.interrupted {
+        out += &format!(
+            "Interrupted: {} of {} runs finished; carry on with `pktlab bench --resume {dir}`.\n",
+            s.runs_finished, s.runs_planned
+        );
     }
-    if values.is_empty() {
+    if s.runs_finished == 0 {
         out += "No run finished.\n";
         return out;
     }
-    out += &format!("Forwarded packets per second ({}):\n", s.traffic.name);
-    let ds = Dataset {
-        name: format!("{}.pps", s.traffic.name),
-        values,
-    };
-    out += &render(&[ds], &RenderOptions::default());
+    out += &summary::ministat_text(c, &s.cells);
+    if !s.sweeps.is_empty() {
+        out.push('\n');
+        out += &summary::sweep_text(&s.sweeps);
+    }
+    out += &format!("Results: {dir}\n");
     out
 }
 
-pub fn summary_json(s: &SeriesResult) -> Value {
-    json!({
-        "type": "summary",
-        "traffic": s.traffic,
-        "settings": s.settings,
-        "runs": s.trials.len(),
-        "interrupted": s.interrupted,
-        "forwarded_pps": s.forwarded,
-        "offered_pps": s.offered,
-        "values": s.trials.iter().map(|t| t.forwarded_pps).collect::<Vec<_>>(),
-    })
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels() {
+        assert_eq!(run_label(3, 10, "rps", "inet4", 2), "[3/10] rps inet4 #2");
+        assert!(virtual_lab_warning(2).contains("2 CPUs"));
+        assert!(virtual_lab_warning(1).contains("1 CPU,"));
+    }
 }

@@ -7,5 +7,6 @@
 
 pub mod bench;
 pub mod gen;
+pub mod ifstat;
 pub mod recv;
 pub mod units;

@@ -1,179 +1,452 @@
-//! `pktlab bench`: the forwarding benchmark on the built-in lab.
+//! `pktlab bench`: forwarding benchmark campaigns (BSDRP's bench-lab).
 
-use std::time::Duration;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use clap::Parser;
-use pktlab_bench::series::{run_series, SeriesEvent};
-use pktlab_bench::traffic::Traffic;
-use pktlab_bench::trial::{TrialEvent, TrialSettings};
+use pktlab_bench::campaign::file::{CampaignFile, ConfigSection, TrafficSection};
+use pktlab_bench::campaign::results::{self, ResultsDir};
+use pktlab_bench::campaign::runner::{self, CampaignEvent};
+use pktlab_bench::campaign::{Campaign, LabChoice, RFC2544_SIZES};
+use pktlab_bench::target::Target;
+use pktlab_bench::trial::TrialEvent;
 use pktlab_engine::StopSignal;
-use pktlab_lab::{BuiltinLab, LabSpec, UpOutcome};
+use pktlab_lab::dut::BUILTIN_NAMES;
+use pktlab_lab::UpOutcome;
 use pktlab_report::bench as out;
-use pktlab_wire::units;
 
 use crate::cmd::common::{self, Output};
-use crate::error::usage;
+use crate::error::{usage, Exit};
 
-/// Measure how fast the lab's DUT forwards, like BSDRP's bench-lab.
+/// Measure how fast the DUT forwards, like BSDRP's bench-lab.
 ///
-/// Runs the receiver and the generator on the built-in lab (bringing it up
-/// if needed) for N runs and summarises the forwarded rates with ministat.
+/// Every DUT configuration runs with every traffic profile N times,
+/// interleaved (A B A B ...), and the configurations are compared with
+/// ministat.
 ///
-/// A run's value is the median of the receiver's per-second counts of test
-/// frames, leaving out the first and the last second.
+/// With no arguments: inet4 (2000 flows of 64-byte frames) on the built-in
+/// lab in its `forwarding` configuration, 5 runs of 10 s. A run's value is
+/// the median of the receiver's per-second counts of test frames, leaving
+/// out a warm-up and a tail (1 s each by default).
+///
+/// Everything goes to a results folder (-o, default
+/// results/<name>-<timestamp>/): the campaign, env.json, one file per run
+/// with its per-second samples, interface counters, per-CPU load and
+/// interrupts, BSDRP-style .pps files, summary.json and ministat.txt.
+/// Ctrl-C keeps every finished run; --resume DIR carries on.
 #[derive(Parser, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Number of runs
-    #[arg(
-        long = "iterations",
-        short = 'N',
-        value_name = "N",
-        default_value_t = 5
-    )]
-    pub iterations: usize,
-    /// Length of each run (10s, 1m, ...)
-    #[arg(
-        long = "duration",
-        short = 't',
-        value_name = "TIME",
-        default_value = "10s"
-    )]
-    pub duration: String,
-    /// Traffic profile: inet4 (2000 IPv4 flows) or inet6
-    #[arg(long = "traffic", value_name = "NAME", default_value = "inet4")]
-    pub traffic: String,
+    /// Campaign file (TOML); see examples/campaigns/
+    #[arg(short = 'f', long = "campaign", value_name = "FILE")]
+    pub campaign: Option<PathBuf>,
+    /// Carry on the campaign of results folder DIR, skipping finished runs
+    #[arg(long = "resume", value_name = "DIR", conflicts_with_all = ["campaign", "output_dir"])]
+    pub resume: Option<PathBuf>,
+    /// Results folder [default: results/<name>-<timestamp>]
+    #[arg(short = 'o', long = "output-dir", value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// Campaign name (names the default results folder) [default: bench]
+    #[arg(long = "name", value_name = "NAME")]
+    pub name: Option<String>,
+    /// DUT configurations to compare, the first being the baseline:
+    /// forwarding, nft-stateless, nft-stateful, rps, gro-off, gro-on,
+    /// redirects-on, or all [default: forwarding]
+    #[arg(long = "configs", value_name = "LIST", conflicts_with = "campaign")]
+    pub configs: Option<String>,
+    /// Runs per configuration and traffic [default: 5]
+    #[arg(long = "iterations", short = 'N', value_name = "N")]
+    pub iterations: Option<usize>,
+    /// Length of each run (10s, 1m, ...) [default: 10s]
+    #[arg(long = "duration", short = 't', value_name = "TIME")]
+    pub duration: Option<String>,
+    /// Left out at the start of each run [default: 1s]
+    #[arg(long = "warmup", value_name = "TIME")]
+    pub warmup: Option<String>,
+    /// Left out at the end of each run [default: 1s]
+    #[arg(long = "tail", value_name = "TIME")]
+    pub tail: Option<String>,
+    /// interleaved, sequential or random [default: interleaved]
+    #[arg(long = "order", value_name = "ORDER")]
+    pub order: Option<String>,
+    /// Seed of the random order [default: 1]
+    #[arg(long = "seed", value_name = "N")]
+    pub seed: Option<u64>,
+    /// Traffic profiles: inet4 (2000 IPv4 flows), inet6, or both (inet4,inet6)
+    #[arg(long = "traffic", value_name = "LIST", conflicts_with = "campaign")]
+    pub traffic: Option<String>,
     /// Frame size or mix, as for gen -l [default: 64 for inet4, 80 for inet6]
-    #[arg(short = 'l', long = "size", value_name = "SIZE")]
+    #[arg(short = 'l', long = "size", value_name = "SIZE", conflicts_with_all = ["campaign", "sizes"])]
     pub size: Option<String>,
+    /// A size sweep: a list of frame sizes (64,512,1518) or rfc2544
+    #[arg(long = "sizes", value_name = "LIST", conflicts_with = "campaign")]
+    pub sizes: Option<String>,
     /// Offered rate, as for gen -R [default: as fast as the generator can]
-    #[arg(short = 'R', long = "rate", value_name = "RATE")]
+    #[arg(
+        short = 'R',
+        long = "rate",
+        value_name = "RATE",
+        conflicts_with = "campaign"
+    )]
     pub rate: Option<String>,
-    /// Link speed for -R N%
+    /// Link speed, for -R N% and the sweep table's line rate
     #[arg(long = "link-speed", value_name = "SPEED")]
     pub link_speed: Option<String>,
-    /// Generator threads
-    #[arg(short = 'p', long = "threads", value_name = "N", default_value_t = 1)]
-    pub threads: usize,
-    /// The lab's namespace prefix
-    #[arg(long = "prefix", value_name = "P", default_value = pktlab_lab::DEFAULT_PREFIX)]
-    pub prefix: String,
+    /// Generator threads [default: 1]
+    #[arg(
+        short = 'p',
+        long = "threads",
+        value_name = "N",
+        conflicts_with = "campaign"
+    )]
+    pub threads: Option<usize>,
+    /// The built-in lab's namespace prefix [default: pktlab]
+    #[arg(long = "prefix", value_name = "P")]
+    pub prefix: Option<String>,
     #[command(flatten)]
     pub output: Output,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let (traffic, settings) = config(&args)?;
-    let lab = BuiltinLab::new(LabSpec {
-        prefix: args.prefix.clone(),
-        ..LabSpec::default()
-    })?;
-    common::install_signals()?;
-    let o = &args.output;
-    let say = |line: String| {
-        if !o.json {
-            println!("{line}");
+    let (file, saved_text) = campaign_file(&args)?;
+    let cpus = pktlab_lab::cpuload::cpu_count()?;
+    let campaign = Campaign::from_file(&file, cpus)?;
+    let dir_path = match (&args.resume, &args.output_dir) {
+        (Some(d), _) => d.clone(),
+        (None, Some(d)) => d.clone(),
+        (None, None) => ResultsDir::default_path(&campaign.name, results::unix_now()),
+    };
+    let dir = match &args.resume {
+        Some(d) => ResultsDir::open(d)?,
+        None => {
+            check_new_dir(&dir_path)?;
+            ResultsDir::create(&dir_path)?
         }
     };
-    match lab.up()? {
-        UpOutcome::Created => say(format!("Built lab {}.", args.prefix)),
-        UpOutcome::Repaired => say(format!("Repaired lab {}.", args.prefix)),
-        UpOutcome::AlreadyUp => {}
-    }
-    say(out::header(
-        &args.prefix,
-        &traffic,
-        &settings,
-        args.iterations,
-    ));
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if !o.json {
-        eprintln!("{}", out::virtual_lab_warning(cpus));
-    }
-    let mut progress = common::Progress::new(
-        !o.json && !o.quiet,
-        args.iterations as u64 * settings.duration.as_secs().max(1),
-    );
-    let stop = StopSignal::new();
-    let series = run_series(
-        &lab,
-        &traffic,
-        &settings,
-        args.iterations,
-        &stop,
-        |e| match e {
-            SeriesEvent::TrialStarting { iteration, of } => {
-                progress.message(format!("run {iteration}/{of}"));
+    let created = args.resume.is_none();
+    let prepared = prepare(&args, &campaign, &dir, saved_text.as_deref());
+    let target = match prepared {
+        Ok(t) => t,
+        Err(e) => {
+            if created {
+                // Nothing was measured: leave no empty folder behind.
+                let _ = std::fs::remove_dir(dir.path.join(results::RUNS_DIR));
+                let _ = std::fs::remove_dir(&dir.path);
             }
-            SeriesEvent::Trial(TrialEvent::Forwarded(pps)) => progress.tick(pps),
-            SeriesEvent::Trial(_) => {}
-            SeriesEvent::TrialDone { iteration, result } => {
-                if o.json {
-                    common::print_json(&out::run_json(iteration, result));
-                } else {
-                    progress.println(out::run_line(iteration, args.iterations, result));
+            return Err(e);
+        }
+    };
+    execute(&args, &campaign, &target, &dir)
+}
+
+/// Brings the lab up and records the campaign and its environment.
+fn prepare(
+    args: &Args,
+    campaign: &Campaign,
+    dir: &ResultsDir,
+    saved_text: Option<&str>,
+) -> anyhow::Result<Target> {
+    common::install_signals()?;
+    let o = &args.output;
+    let target = match &campaign.lab {
+        LabChoice::Builtin { .. } => {
+            let spec = campaign.lab.builtin_spec().expect("a built-in lab");
+            let prefix = spec.prefix.clone();
+            let (target, outcome) = Target::builtin(spec)?;
+            if !o.json && !o.quiet {
+                match outcome {
+                    UpOutcome::Created => println!("Built lab {prefix}."),
+                    UpOutcome::Repaired => println!("Repaired lab {prefix}."),
+                    UpOutcome::AlreadyUp => {}
                 }
             }
-        },
-    );
-    progress.finish();
-    let series = series?;
+            target
+        }
+        LabChoice::Interfaces { lab, state_probe } => {
+            Target::interfaces(lab.clone(), state_probe.clone())?
+        }
+    };
+    if let Some(text) = saved_text {
+        dir.write(results::CAMPAIGN_FILE, text.as_bytes())?;
+    }
+    if !dir.path.join(results::ENV_FILE).exists() {
+        let env = runner::env_json(campaign, &target);
+        dir.write(
+            results::ENV_FILE,
+            (serde_json::to_string_pretty(&env)? + "\n").as_bytes(),
+        )?;
+    }
+    Ok(target)
+}
+
+fn execute(
+    args: &Args,
+    campaign: &Campaign,
+    target: &Target,
+    dir: &ResultsDir,
+) -> anyhow::Result<()> {
+    let o = &args.output;
+    let dir_text = dir.path.display().to_string();
+    let text = !o.json;
+    if text && !o.quiet {
+        println!("{}", out::header(campaign, &target.describe(), &dir_text));
+    }
+    if target.is_virtual() && text {
+        let cpus = pktlab_lab::cpuload::cpu_count().unwrap_or(1);
+        eprintln!("{}", out::virtual_lab_warning(cpus));
+    }
+    let stop = StopSignal::new();
+    let terminal = std::io::stderr().is_terminal();
+    let secs = campaign.run.trial.duration.as_secs().max(1);
+    let mut progress: Option<common::Progress> = None;
+    let mut started = Instant::now();
+    let mut labels: String = String::new();
+    let outcome = runner::run_campaign(campaign, target, dir, &stop, |e| match e {
+        CampaignEvent::Resuming { finished, planned } => {
+            if text && !o.quiet {
+                println!("Resuming: {finished} of {planned} runs are already finished and will not run again.");
+            }
+        }
+        CampaignEvent::Applying { config } => {
+            if text && !o.quiet && !terminal {
+                println!("applying configuration {config}");
+            }
+        }
+        CampaignEvent::Reverting { config } => {
+            if text && !o.quiet && !terminal {
+                println!("reverting configuration {config}");
+            }
+        }
+        CampaignEvent::RunStarting {
+            index,
+            of,
+            key,
+            config,
+            traffic,
+        } => {
+            if index == 1 {
+                started = Instant::now();
+            }
+            let p = progress
+                .get_or_insert_with(|| common::Progress::new(text && !o.quiet, of as u64 * secs));
+            labels = out::run_label(index, of, config, traffic, key.iteration);
+            p.message(labels.clone());
+            if text && !o.quiet && !terminal {
+                let per_run = if index > 1 {
+                    started.elapsed() / (index as u32 - 1)
+                } else {
+                    Duration::from_secs(secs + 1)
+                };
+                let left = per_run * (of - index + 1) as u32;
+                println!("{labels} ... (about {} left)", human(left));
+            }
+        }
+        CampaignEvent::Trial(TrialEvent::Forwarded(pps)) => {
+            if let Some(p) = progress.as_mut() {
+                p.tick(pps);
+            }
+        }
+        CampaignEvent::Trial(_) => {}
+        CampaignEvent::RunDone {
+            key,
+            config,
+            traffic,
+            result,
+            ..
+        } => {
+            if o.json {
+                common::print_json(&out::run_json(config, traffic, key.iteration, result));
+            } else if !o.quiet {
+                let requested = campaign.traffics[key.traffic].rate_pps;
+                let line = out::run_line(&labels, result, requested);
+                match progress.as_ref() {
+                    Some(p) => p.println(line),
+                    None => println!("{line}"),
+                }
+            }
+        }
+    });
+    if let Some(mut p) = progress {
+        p.finish();
+    }
+    let outcome = outcome?;
     if o.json {
-        common::print_json(&out::summary_json(&series));
+        let mut v = serde_json::to_value(&outcome.summary)?;
+        v["dir"] = serde_json::json!(dir_text);
+        v["interrupted"] = serde_json::json!(outcome.interrupted);
+        common::print_json(&v);
     } else {
-        print!("{}", out::summary_text(&series));
+        print!("{}", out::summary_text(campaign, &outcome, &dir_text));
+    }
+    if outcome.interrupted {
+        return Err(Exit(130).into());
     }
     Ok(())
 }
 
-fn config(args: &Args) -> anyhow::Result<(Traffic, TrialSettings)> {
-    let mut traffic = match args.traffic.as_str() {
-        "inet4" => Traffic::inet4(),
-        "inet6" => Traffic::inet6(),
-        other => {
+/// `1m20s`, `45s`.
+fn human(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+fn check_new_dir(path: &Path) -> anyhow::Result<()> {
+    if let Ok(mut entries) = std::fs::read_dir(path) {
+        if entries.next().is_some() {
             return Err(usage(format!(
-                "unknown traffic profile '{other}': use inet4 or inet6"
-            )))
+                "results folder {} already exists and is not empty (use --resume {0} to carry it on)",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The campaign to run, and the text to save as `campaign.toml` (none on
+/// resume: it is there already).
+fn campaign_file(args: &Args) -> anyhow::Result<(CampaignFile, Option<String>)> {
+    if let Some(dir) = &args.resume {
+        let shaping = [
+            ("--name", args.name.is_some()),
+            ("--configs", args.configs.is_some()),
+            ("-N", args.iterations.is_some()),
+            ("--duration", args.duration.is_some()),
+            ("--warmup", args.warmup.is_some()),
+            ("--tail", args.tail.is_some()),
+            ("--order", args.order.is_some()),
+            ("--seed", args.seed.is_some()),
+            ("--traffic", args.traffic.is_some()),
+            ("--size", args.size.is_some()),
+            ("--sizes", args.sizes.is_some()),
+            ("--rate", args.rate.is_some()),
+            ("--link-speed", args.link_speed.is_some()),
+            ("--threads", args.threads.is_some()),
+            ("--prefix", args.prefix.is_some()),
+        ];
+        if let Some((flag, _)) = shaping.iter().find(|(_, set)| *set) {
+            return Err(usage(format!(
+                "{flag} cannot be used with --resume: the campaign is the one saved in {}",
+                dir.display()
+            )));
+        }
+        let path = dir.join(results::CAMPAIGN_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            usage(format!(
+                "cannot resume {}: {} ({})",
+                dir.display(),
+                crate::error::os_message(&e),
+                path.display()
+            ))
+        })?;
+        let file =
+            CampaignFile::parse(&text).map_err(|e| usage(format!("{}: {e}", path.display())))?;
+        return Ok((file, None));
+    }
+    let (mut file, original) = match &args.campaign {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                usage(format!(
+                    "cannot read campaign file {}: {}",
+                    path.display(),
+                    crate::error::os_message(&e)
+                ))
+            })?;
+            let file = CampaignFile::parse(&text)
+                .map_err(|e| usage(format!("{}: {e}", path.display())))?;
+            (file, Some(text))
+        }
+        None => (from_flags(args)?, None),
+    };
+    let mut overridden = Vec::new();
+    let mut set = |flag: &str, value: &Option<String>, slot: &mut Option<String>| {
+        if let Some(v) = value {
+            *slot = Some(v.clone());
+            overridden.push(format!("{flag} {v}"));
         }
     };
-    if let Some(size) = &args.size {
-        let mix: pktlab_wire::size::SizeMix = size.parse()?;
-        traffic.sizes = mix.to_string();
-        traffic.name = format!("{}-{}", traffic.name, mix);
+    set("--name", &args.name, &mut file.name);
+    set("--duration", &args.duration, &mut file.run.duration);
+    set("--warmup", &args.warmup, &mut file.run.warmup);
+    set("--tail", &args.tail, &mut file.run.tail);
+    set("--order", &args.order, &mut file.run.order);
+    set("--link-speed", &args.link_speed, &mut file.lab.link_speed);
+    set("--prefix", &args.prefix, &mut file.lab.prefix);
+    if let Some(n) = args.iterations {
+        file.run.iterations = Some(n);
+        overridden.push(format!("-N {n}"));
     }
-    let link = args
-        .link_speed
-        .as_deref()
-        .map(units::parse_link_speed)
-        .transpose()?;
-    if let Some(r) = &args.rate {
-        let mix: pktlab_wire::size::SizeMix = traffic.sizes.parse()?;
-        traffic.rate_pps = Some(units::parse_rate(r)?.to_pps(mix.mean(), link)?);
+    if let Some(s) = args.seed {
+        file.run.seed = Some(s);
+        overridden.push(format!("--seed {s}"));
     }
-    if args.threads == 0 || args.threads > 64 {
-        return Err(usage(format!(
-            "invalid thread count {}: use 1 to 64",
-            args.threads
-        )));
+    let text = match (&args.campaign, original) {
+        (Some(_), Some(text)) if overridden.is_empty() => text,
+        (Some(path), _) => format!(
+            "# {} with {}\n{}",
+            path.display(),
+            overridden.join(" "),
+            file.to_toml()
+        ),
+        (None, _) => format!("# pktlab bench {}\n{}", command_line(), file.to_toml()),
+    };
+    Ok((file, Some(text)))
+}
+
+fn command_line() -> String {
+    std::env::args().skip(2).collect::<Vec<_>>().join(" ")
+}
+
+/// The campaign the command-line flags describe.
+fn from_flags(args: &Args) -> anyhow::Result<CampaignFile> {
+    let mut file = CampaignFile::default();
+    let sizes: Option<Vec<u16>> = match args.sizes.as_deref() {
+        None => None,
+        Some("rfc2544") => Some(RFC2544_SIZES.to_vec()),
+        Some(list) => Some(
+            list.split(',')
+                .map(|s| {
+                    s.trim().parse::<u16>().map_err(|_| {
+                        usage(format!(
+                            "invalid size '{s}' in --sizes: give frame sizes like 64,512,1518, or rfc2544"
+                        ))
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+    };
+    for name in args.traffic.as_deref().unwrap_or("inet4").split(',') {
+        let name = name.trim();
+        if name != "inet4" && name != "inet6" {
+            return Err(usage(format!(
+                "unknown traffic profile '{name}': use inet4, inet6 or inet4,inet6 (other profiles go in a campaign file)"
+            )));
+        }
+        file.traffic.push(TrafficSection {
+            name: name.to_string(),
+            size: args.size.clone(),
+            sizes: sizes.clone(),
+            rate: args.rate.clone(),
+            threads: args.threads,
+            ..TrafficSection::default()
+        });
     }
-    traffic.threads = args.threads;
-    if args.iterations == 0 {
-        return Err(usage("invalid iteration count 0: use at least 1"));
+    if let Some(list) = &args.configs {
+        let names: Vec<&str> = if list.trim() == "all" {
+            BUILTIN_NAMES.to_vec()
+        } else {
+            list.split(',').map(str::trim).collect()
+        };
+        for name in names {
+            file.config.push(ConfigSection {
+                name: name.to_string(),
+                ..ConfigSection::default()
+            });
+        }
     }
-    let duration = units::parse_duration(&args.duration)?;
-    if duration < Duration::from_secs(2) {
-        return Err(usage(format!(
-            "invalid duration '{}': a run needs at least 2s (its first and last seconds are left out)",
-            args.duration
-        )));
-    }
-    // Checks the frames now rather than after the lab is up.
-    traffic.frame_spec([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])?;
-    Ok((
-        traffic,
-        TrialSettings {
-            duration,
-            ..TrialSettings::default()
-        },
-    ))
+    Ok(file)
 }

@@ -3,7 +3,9 @@
 
 pub mod bench;
 pub mod common;
+pub mod compare;
 pub mod gen;
+pub mod ifstat;
 pub mod lab;
 pub mod ministat;
 pub mod pktgen_log;

@@ -1,0 +1,100 @@
+//! Writing a results file so that a reader (or a resumed campaign) sees
+//! either the old content or the new one, never half of it: write a
+//! temporary file in the same directory, fsync it, rename it over the
+//! target, fsync the directory.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::BenchError;
+
+/// Prefix of the temporary files, so that leftovers of a killed process are
+/// recognised (and never taken for results).
+pub const TEMP_PREFIX: &str = ".tmp";
+
+/// Replaces `path` with `bytes` atomically.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    // A name no other writer uses: this process, and a counter for its
+    // threads.
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let file_name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let tmp = dir.join(format!(
+        "{TEMP_PREFIX}{}-{}-{file_name}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(BenchError::file(dir, e));
+    }
+    if let Err(e) = std::fs::rename(&tmp, path) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(BenchError::file(path, e));
+    }
+    // The rename itself is durable only once the directory is.
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| BenchError::file(dir, e))
+}
+
+/// Removes temporary files a killed process left in `dir`.
+pub fn remove_leftovers(dir: &Path) -> Result<usize, BenchError> {
+    let mut n = 0;
+    let entries = std::fs::read_dir(dir).map_err(|e| BenchError::file(dir, e))?;
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
+            std::fs::remove_file(entry.path()).map_err(|e| BenchError::file(entry.path(), e))?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_and_leaves_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.txt");
+        write_atomic(&p, b"one\n").unwrap();
+        write_atomic(&p, b"two\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "two\n");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["a.txt"]);
+    }
+
+    #[test]
+    fn leftovers_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".tmpX1y2"), "half").unwrap();
+        std::fs::write(dir.path().join("kept.jsonl"), "{}").unwrap();
+        assert_eq!(remove_leftovers(dir.path()).unwrap(), 1);
+        assert!(dir.path().join("kept.jsonl").exists());
+    }
+
+    #[test]
+    fn errors_name_the_path() {
+        let e = write_atomic(Path::new("/nonexistent-dir-pktlab/x"), b"x").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/nonexistent-dir-pktlab: No such file or directory"
+        );
+    }
+}

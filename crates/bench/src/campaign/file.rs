@@ -1,0 +1,228 @@
+//! The campaign file (TOML), as written by people. Every section and key is
+//! optional; unknown keys are errors, so that a typo is not silently
+//! ignored. [`super::Campaign::from_file`] checks and resolves it.
+//!
+//! ```toml
+//! name = "firewalls"
+//!
+//! [lab]                      # the built-in lab by default
+//! kind = "builtin"           # or "interfaces"
+//! prefix = "pktlab"
+//! link_speed = "10Gbps"      # for rates in % and the sweep table's line rate
+//!
+//! [run]
+//! iterations = 5
+//! duration = "10s"
+//! warmup = "1s"              # left out at the start of each run
+//! tail = "1s"                # and at its end
+//! order = "interleaved"      # or "sequential", or "random" (with seed)
+//!
+//! [[traffic]]
+//! name = "inet4"             # inet4 and inet6 are the lab's 2000 flows
+//! sizes = [64, 512, 1518]    # a sweep: inet4-64, inet4-512, inet4-1518
+//!
+//! [[config]]
+//! name = "forwarding"        # a built-in configuration (built-in lab)
+//!
+//! [[config]]
+//! name = "pf"
+//! apply = ["sysrc pf_enable=YES", "service pf start"]
+//! revert = ["service pf stop", "sysrc pf_enable=NO"]
+//! ```
+
+use serde::{Deserialize, Serialize};
+
+/// A whole campaign file.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CampaignFile {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub lab: LabSection,
+    #[serde(default)]
+    pub run: RunSection,
+    #[serde(default, rename = "traffic", skip_serializing_if = "Vec::is_empty")]
+    pub traffic: Vec<TrafficSection>,
+    #[serde(default, rename = "config", skip_serializing_if = "Vec::is_empty")]
+    pub config: Vec<ConfigSection>,
+}
+
+/// `[lab]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LabSection {
+    /// `builtin` (default) or `interfaces`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Built-in lab: the namespace prefix.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    /// Built-in lab: queues per veth.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queues: Option<u16>,
+    /// `10Gbps`, ...: for rates in % and the sweep's line rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_speed: Option<String>,
+    /// Interfaces lab: the generator's port on this host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gen_iface: Option<String>,
+    /// ... and the namespace it is in, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gen_netns: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rcv_iface: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rcv_netns: Option<String>,
+    /// The DUT port facing the generator: destination MAC of the frames.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dut_in_mac: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dut_out_mac: Option<String>,
+    /// The DUT's port names (for the record of their drivers).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dut_ifaces: Vec<String>,
+    /// Where DUT commands run: `local`, `netns NAME` or `ssh HOST`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dut: Option<String>,
+    /// Extra ssh options (`["-p", "2222"]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ssh_options: Vec<String>,
+    /// A DUT command whose output must read the same after every revert.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+}
+
+/// `[run]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunSection {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iterations: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tail: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub order: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
+/// One `[[traffic]]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrafficSection {
+    pub name: String,
+    /// `inet4` or `inet6` (default: inet6 for a profile called so, else inet4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
+    /// pkt-gen ranges (default: the lab's 2000 flows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub src: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dst: Option<String>,
+    /// One size or a mix (`64`, `imix`, `64:7,594:4,1518:1`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<String>,
+    /// A sweep: one profile per size, named `<name>-<size>`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<Vec<u16>>,
+    /// `max` (default), `1Mpps`, `10Gbps`, `50%`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threads: Option<usize>,
+}
+
+/// One `[[config]]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigSection {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub apply: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revert: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reboot: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wait_timeout: Option<String>,
+}
+
+impl CampaignFile {
+    /// Parses TOML text; the error is one line with the line number.
+    pub fn parse(text: &str) -> Result<CampaignFile, String> {
+        toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+            let msg = e.message().trim().replace('\n', " ");
+            match line {
+                Some(l) => format!("line {l}: {msg}"),
+                None => msg,
+            }
+        })
+    }
+
+    /// The file as TOML text.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a campaign file serialises")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_file() {
+        let f = CampaignFile::parse(
+            r#"
+name = "fw"
+[lab]
+prefix = "x1"
+[run]
+iterations = 3
+order = "random"
+seed = 7
+[[traffic]]
+name = "inet4"
+sizes = [64, 1518]
+[[config]]
+name = "forwarding"
+[[config]]
+name = "pf"
+apply = ["a", "b"]
+revert = ["c"]
+"#,
+        )
+        .unwrap();
+        assert_eq!(f.name.as_deref(), Some("fw"));
+        assert_eq!(f.lab.prefix.as_deref(), Some("x1"));
+        assert_eq!(f.run.iterations, Some(3));
+        assert_eq!(f.run.seed, Some(7));
+        assert_eq!(f.traffic[0].sizes, Some(vec![64, 1518]));
+        assert_eq!(f.config[1].apply, ["a", "b"]);
+        // What it writes, it reads back the same.
+        assert_eq!(CampaignFile::parse(&f.to_toml()).unwrap(), f);
+    }
+
+    #[test]
+    fn empty_file_is_all_defaults() {
+        assert_eq!(CampaignFile::parse("").unwrap(), CampaignFile::default());
+    }
+
+    #[test]
+    fn errors_are_one_line_with_the_line_number() {
+        let e = CampaignFile::parse("name = \"x\"\n[run]\niteratons = 3\n").unwrap_err();
+        assert!(e.starts_with("line 3: unknown field `iteratons`"), "{e}");
+        assert!(!e.contains('\n'));
+        let e = CampaignFile::parse("[run]\niterations = \"five\"\n").unwrap_err();
+        assert!(e.starts_with("line 2: "), "{e}");
+    }
+}

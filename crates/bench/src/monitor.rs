@@ -1,0 +1,167 @@
+//! What the seeds watched by hand during a run, sampled once per second
+//! from a thread: every lab interface's counters (`netstat -iw 1`), the
+//! per-CPU load (`top -SH`) and the NICs' interrupts (`vmstat -i`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use pktlab_io::iface::IfCounters;
+use pktlab_lab::cpuload::{self, CpuLoad, CpuTimes};
+use pktlab_lab::interrupts::{self, IrqDelta, IrqLine};
+use pktlab_lab::ports::counters_at;
+use serde::Serialize;
+
+use crate::target::{Target, Watched};
+use crate::BenchError;
+
+/// One interface's counters over one interval (or a whole run).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IfaceCounters {
+    pub role: String,
+    pub ns: Option<String>,
+    pub iface: String,
+    #[serde(flatten)]
+    pub counters: IfCounters,
+}
+
+/// One second of a run.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Second {
+    /// 1 for the first second after the generator started.
+    pub t: usize,
+    /// The interval's real length.
+    pub seconds: f64,
+    pub ifaces: Vec<IfaceCounters>,
+    pub cpus: Vec<CpuLoad>,
+    pub interrupts: Vec<IrqDelta>,
+}
+
+/// Everything read at one instant.
+struct Reading {
+    at: Instant,
+    counters: Vec<IfaceCounters>,
+    cpus: Vec<(usize, CpuTimes)>,
+    irqs: Vec<IrqLine>,
+}
+
+/// The counters of every watched interface now, in `watched` order.
+pub fn read_counters(watched: &[Watched]) -> Result<Vec<IfaceCounters>, BenchError> {
+    // One namespace entry per namespace, not per interface.
+    let mut out: Vec<Option<IfaceCounters>> = vec![None; watched.len()];
+    let mut done = vec![false; watched.len()];
+    for i in 0..watched.len() {
+        if done[i] {
+            continue;
+        }
+        let ns = watched[i].port.netns.clone();
+        let group: Vec<usize> = (i..watched.len())
+            .filter(|&j| watched[j].port.netns == ns)
+            .collect();
+        let names: Vec<&str> = group
+            .iter()
+            .map(|&j| watched[j].port.iface.as_str())
+            .collect();
+        let counters = counters_at(ns.as_deref(), &names)?;
+        for (&j, c) in group.iter().zip(counters) {
+            done[j] = true;
+            out[j] = Some(IfaceCounters {
+                role: watched[j].role.clone(),
+                ns: watched[j].port.netns.clone(),
+                iface: watched[j].port.iface.clone(),
+                counters: c,
+            });
+        }
+    }
+    Ok(out.into_iter().flatten().collect())
+}
+
+/// `after - before` per interface.
+pub fn counter_deltas(before: &[IfaceCounters], after: &[IfaceCounters]) -> Vec<IfaceCounters> {
+    after
+        .iter()
+        .map(|a| {
+            let mut d = a.clone();
+            if let Some(b) = before.iter().find(|b| b.ns == a.ns && b.iface == a.iface) {
+                d.counters = a.counters.delta(&b.counters);
+            }
+            d
+        })
+        .collect()
+}
+
+fn read(target: &Target) -> Result<Reading, BenchError> {
+    Ok(Reading {
+        at: Instant::now(),
+        counters: read_counters(&target.watched)?,
+        cpus: cpuload::read_cpu_times()?,
+        irqs: if target.irqs.is_empty() {
+            Vec::new()
+        } else {
+            interrupts::read_interrupts()?
+        },
+    })
+}
+
+fn second(t: usize, before: &Reading, after: &Reading, target: &Target) -> Second {
+    Second {
+        t,
+        seconds: (after.at - before.at).as_secs_f64(),
+        ifaces: counter_deltas(&before.counters, &after.counters),
+        cpus: cpuload::load_between(&before.cpus, &after.cpus),
+        interrupts: interrupts::deltas(&target.irqs, &before.irqs, &after.irqs),
+    }
+}
+
+/// Samples `target` every `interval` until `stop` is set, then once more
+/// for the partial last interval. Runs on the caller's thread (spawn it).
+pub fn sample_until(
+    target: &Target,
+    interval: Duration,
+    stop: &AtomicBool,
+) -> Result<Vec<Second>, BenchError> {
+    let mut out = Vec::new();
+    let mut prev = read(target)?;
+    let start = prev.at;
+    let mut t = 0;
+    loop {
+        t += 1;
+        let deadline = start + interval * t as u32;
+        // Short sleeps, so that a stop is seen quickly.
+        while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
+            std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
+        }
+        let now = read(target)?;
+        let stopped = stop.load(Ordering::Relaxed);
+        // A last interval shorter than a tenth is noise, not a second.
+        if !stopped || (now.at - prev.at) >= interval / 10 {
+            out.push(second(t, &prev, &now, target));
+        }
+        if stopped {
+            return Ok(out);
+        }
+        prev = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deltas_match_by_namespace_and_name() {
+        let c = |ns: &str, iface: &str, rx: u64| IfaceCounters {
+            role: "x".into(),
+            ns: Some(ns.into()),
+            iface: iface.into(),
+            counters: IfCounters {
+                rx_packets: rx,
+                ..IfCounters::default()
+            },
+        };
+        let before = vec![c("a", "d0", 10), c("b", "d0", 100)];
+        let after = vec![c("a", "d0", 15), c("b", "d0", 130)];
+        let d = counter_deltas(&before, &after);
+        assert_eq!(d[0].counters.rx_packets, 5);
+        assert_eq!(d[1].counters.rx_packets, 30);
+    }
+}

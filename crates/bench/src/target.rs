@@ -1,0 +1,241 @@
+//! The lab a campaign runs on: the built-in namespace lab, or existing
+//! interfaces cabled to a real DUT. Both come down to the same things: a
+//! generator port, a receiver port, the MACs to address, the interfaces to
+//! watch, and a DUT whose configuration commands can be run.
+
+use pktlab_lab::dut::{self, Dut, DutRunner};
+use pktlab_lab::envinfo::{self, NicFacts};
+use pktlab_lab::interrupts::{self, NicIrqMatch};
+use pktlab_lab::ports::{InterfaceLab, Port};
+use pktlab_lab::{BuiltinLab, IfRole, LabSpec, UpOutcome};
+use serde::Serialize;
+
+use crate::BenchError;
+
+/// One interface whose counters every run records.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Watched {
+    /// `gen`, `dut_in`, `dut_out`, `rcv`.
+    pub role: String,
+    #[serde(flatten)]
+    pub port: Port,
+}
+
+/// Which lab.
+#[derive(Clone, Debug)]
+pub enum LabKind {
+    Builtin(Box<BuiltinLab>),
+    Interfaces(InterfaceLab),
+}
+
+/// A lab ready to run trials on.
+#[derive(Clone, Debug)]
+pub struct Target {
+    pub kind: LabKind,
+    /// The generator's port and the MACs of the frames it sends.
+    pub gen: Port,
+    pub rcv: Port,
+    pub src_mac: [u8; 6],
+    pub dst_mac: [u8; 6],
+    pub watched: Vec<Watched>,
+    /// How to find the watched NICs' interrupts (none on veth).
+    pub irqs: Vec<NicIrqMatch>,
+    pub dut: Dut,
+}
+
+/// The built-in lab's DUT ports.
+pub const BUILTIN_DUT_IFACES: [&str; 2] = ["d0", "d1"];
+
+impl Target {
+    /// The built-in lab for `spec`: brought up (or repaired), its DUT reset
+    /// to `forwarding`. Returns what `up` did too.
+    pub fn builtin(spec: LabSpec) -> Result<(Target, UpOutcome), BenchError> {
+        let lab = BuiltinLab::new(spec)?;
+        let outcome = lab.up()?;
+        let dut = Dut::new(
+            DutRunner::Netns {
+                netns: lab.dut_ns().to_string(),
+            },
+            Some(dut::builtin_state_probe(&BUILTIN_DUT_IFACES)),
+        );
+        // A campaign killed with a configuration applied leaves it behind;
+        // `up` repairs sysctls, routes and neighbours but knows nothing of
+        // nftables, RPS or GRO.
+        for line in dut::builtin_reset(&BUILTIN_DUT_IFACES) {
+            dut.runner.run(&line)?;
+        }
+        let problems = lab.problems()?;
+        if !problems.is_empty() {
+            return Err(BenchError::Trial(format!(
+                "lab {} is not in its forwarding state after a reset: {}",
+                lab.prefix(),
+                problems.join("; ")
+            )));
+        }
+        let watched = IfRole::ALL
+            .iter()
+            .map(|&role| {
+                let i = lab.iface(role);
+                Watched {
+                    role: role_name(role).to_string(),
+                    port: Port::new(i.name, Some(&i.ns)),
+                }
+            })
+            .collect();
+        let target = Target {
+            gen: Port::new(lab.gen_if(), Some(lab.gen_ns())),
+            rcv: Port::new(lab.rcv_if(), Some(lab.rcv_ns())),
+            src_mac: lab.gen_mac(),
+            dst_mac: lab.dut_in_mac(),
+            watched,
+            irqs: Vec::new(),
+            dut,
+            kind: LabKind::Builtin(Box::new(lab)),
+        };
+        Ok((target.with_irqs()?, outcome))
+    }
+
+    /// A lab on existing interfaces; fails when a port is missing or down.
+    pub fn interfaces(
+        lab: InterfaceLab,
+        state_probe: Option<String>,
+    ) -> Result<Target, BenchError> {
+        let problems = lab.problems()?;
+        if !problems.is_empty() {
+            return Err(BenchError::Trial(problems.join("; ")));
+        }
+        let src_mac = lab.gen.mac()?;
+        let watched = vec![
+            Watched {
+                role: "gen".into(),
+                port: lab.gen.clone(),
+            },
+            Watched {
+                role: "rcv".into(),
+                port: lab.rcv.clone(),
+            },
+        ];
+        let target = Target {
+            gen: lab.gen.clone(),
+            rcv: lab.rcv.clone(),
+            src_mac,
+            dst_mac: lab.dut_in_mac,
+            watched,
+            irqs: Vec::new(),
+            dut: Dut::new(lab.dut.clone(), state_probe),
+            kind: LabKind::Interfaces(lab),
+        };
+        target.with_irqs()
+    }
+
+    fn with_irqs(mut self) -> Result<Target, BenchError> {
+        let mut irqs = Vec::new();
+        for w in &self.watched {
+            if let Some(m) = interrupts::nic_irq_match(w.port.netns.as_deref(), &w.port.iface)? {
+                irqs.push(m);
+            }
+        }
+        self.irqs = irqs;
+        Ok(self)
+    }
+
+    /// True for the built-in lab, whose generator, DUT and receiver share
+    /// this host's CPUs.
+    pub fn is_virtual(&self) -> bool {
+        matches!(self.kind, LabKind::Builtin(_))
+    }
+
+    /// The DUT's port names (for built-in configurations and facts).
+    pub fn dut_ifaces(&self) -> Vec<String> {
+        match &self.kind {
+            LabKind::Builtin(_) => BUILTIN_DUT_IFACES.iter().map(|s| s.to_string()).collect(),
+            LabKind::Interfaces(l) => l.dut_ifaces.clone(),
+        }
+    }
+
+    /// Why there are no interrupt counts, when there are none.
+    pub fn interrupts_note(&self) -> Option<String> {
+        let without: Vec<String> = self
+            .watched
+            .iter()
+            .filter(|w| !self.irqs.iter().any(|m| m.iface == w.port.iface))
+            .map(|w| w.port.describe())
+            .collect();
+        (!without.is_empty()).then(|| {
+            format!(
+                "no interrupts for {}: virtual interfaces (veth) have no device and raise none",
+                without.join(", ")
+            )
+        })
+    }
+
+    /// Drivers of every watched interface, then of the DUT's ports when its
+    /// commands can reach them.
+    pub fn nic_facts(&self) -> Vec<NicFacts> {
+        let mut v: Vec<NicFacts> = self
+            .watched
+            .iter()
+            .map(|w| {
+                envinfo::nic_facts(w.port.netns.as_deref(), &w.port.iface).unwrap_or_else(|_| {
+                    NicFacts {
+                        ns: w.port.netns.clone(),
+                        iface: w.port.iface.clone(),
+                        ..NicFacts::default()
+                    }
+                })
+            })
+            .collect();
+        if let LabKind::Interfaces(l) = &self.kind {
+            for i in &l.dut_ifaces {
+                let mut f = NicFacts {
+                    iface: format!("dut:{i}"),
+                    ..NicFacts::default()
+                };
+                if let Ok(text) = self.dut.runner.run(&format!("ethtool -i {i}")) {
+                    envinfo::parse_ethtool_i(&text, &mut f);
+                }
+                v.push(f);
+            }
+        }
+        v
+    }
+
+    /// `uname -a` of the DUT, when it is another machine.
+    pub fn dut_uname(&self) -> Option<String> {
+        match &self.dut.runner {
+            DutRunner::Ssh { .. } => self
+                .dut
+                .runner
+                .run("uname -a")
+                .ok()
+                .map(|s| s.trim().to_string()),
+            _ => None,
+        }
+    }
+
+    /// A short description for headers: `built-in lab pktlab` or
+    /// `eth1 -> DUT -> eth2`.
+    pub fn describe(&self) -> String {
+        match &self.kind {
+            LabKind::Builtin(l) => format!("built-in lab {}", l.prefix()),
+            LabKind::Interfaces(l) => format!(
+                "{} -> DUT ({}) -> {}",
+                l.gen.describe(),
+                l.dut
+                    .describe()
+                    .trim_start_matches("in ")
+                    .trim_start_matches("on "),
+                l.rcv.describe()
+            ),
+        }
+    }
+}
+
+fn role_name(role: IfRole) -> &'static str {
+    match role {
+        IfRole::Gen => "gen",
+        IfRole::DutIn => "dut_in",
+        IfRole::DutOut => "dut_out",
+        IfRole::Rcv => "rcv",
+    }
+}

@@ -1,0 +1,690 @@
+//! DUT configurations and how to run their commands, the way BSDRP's
+//! bench-lab switches its DUT between runs.
+//!
+//! A configuration is shell command lines that apply it and others that
+//! revert it, optionally followed by a reboot and a "wait until reachable"
+//! command. The lines run on the DUT through a [`DutRunner`]: here, in a
+//! network namespace, or over `ssh HOST`. A *state probe* (a command whose
+//! output describes the DUT's configuration) taken before a configuration is
+//! applied must read the same after it is reverted: that proves the revert.
+//!
+//! The built-in lab has built-in configurations (the Linux versions of the
+//! seeds' experiments): [`builtin_config`].
+
+use std::ffi::OsString;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::runner;
+
+/// Where the DUT's command lines run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum DutRunner {
+    /// `sh -c LINE` on this host.
+    Local,
+    /// `ip netns exec NS sh -c LINE`: the built-in lab's DUT, or a DUT
+    /// namespace of a real-interface lab.
+    Netns { netns: String },
+    /// `ssh -o BatchMode=yes [OPTIONS] -- HOST LINE`: the line goes to the
+    /// remote user's shell as it is.
+    Ssh { host: String, options: Vec<String> },
+}
+
+impl DutRunner {
+    /// The program and arguments that run `line`.
+    pub fn argv(&self, line: &str) -> Vec<OsString> {
+        let mut v: Vec<OsString> = Vec::new();
+        match self {
+            DutRunner::Local => {}
+            DutRunner::Netns { netns } => {
+                let ip = runner::ip_path()
+                    .map(|p| p.as_os_str().to_owned())
+                    .unwrap_or_else(|_| "ip".into());
+                v.extend([ip, "netns".into(), "exec".into(), netns.into()]);
+            }
+            DutRunner::Ssh { host, options } => {
+                v.extend(["ssh".into(), "-o".into(), "BatchMode=yes".into()]);
+                v.extend(options.iter().map(OsString::from));
+                v.extend(["--".into(), host.into(), line.into()]);
+                return v;
+            }
+        }
+        v.extend(["sh".into(), "-c".into(), line.into()]);
+        v
+    }
+
+    /// Where the lines run, for messages: `locally`, `in network namespace
+    /// X`, `on HOST`.
+    pub fn describe(&self) -> String {
+        match self {
+            DutRunner::Local => "locally".into(),
+            DutRunner::Netns { netns } => format!("in network namespace {netns}"),
+            DutRunner::Ssh { host, .. } => format!("on {host}"),
+        }
+    }
+
+    /// Runs `line` and returns its stdout; a failure is one line with its
+    /// stderr.
+    pub fn run(&self, line: &str) -> Result<String, DutError> {
+        let argv = self.argv(line);
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..]).stdin(Stdio::null());
+        let failed = |why: String| DutError::Command {
+            line: line.to_string(),
+            place: self.describe(),
+            why,
+        };
+        let out = cmd
+            .output()
+            .map_err(|e| failed(format!("cannot start {}: {e}", argv[0].to_string_lossy())))?;
+        if out.status.success() {
+            return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+        }
+        let mut why = runner::one_line(&String::from_utf8_lossy(&out.stderr));
+        if why.is_empty() {
+            why = runner::one_line(&String::from_utf8_lossy(&out.stdout));
+        }
+        if why.is_empty() {
+            why = out.status.to_string();
+        }
+        Err(failed(why))
+    }
+}
+
+/// A failure to configure the DUT.
+#[derive(Debug, thiserror::Error)]
+pub enum DutError {
+    /// A configuration name the built-in lab does not know (usage error).
+    #[error("unknown configuration '{name}': the built-in ones are {}", BUILTIN_NAMES.join(", "))]
+    Unknown { name: String },
+    /// A configuration that cannot be used as written (usage error).
+    #[error("invalid configuration '{name}': {why}")]
+    Invalid { name: String, why: String },
+    /// One command line failed.
+    #[error("`{line}` failed {place}: {why}")]
+    Command {
+        line: String,
+        place: String,
+        why: String,
+    },
+    /// Applying failed; what had been applied was reverted (or not).
+    #[error("applying configuration '{config}' failed: {error}; {}", reverted_text(.revert_errors))]
+    Apply {
+        config: String,
+        error: Box<DutError>,
+        revert_errors: Vec<String>,
+    },
+    /// Some revert commands failed.
+    #[error("reverting configuration '{config}' failed: {}", .errors.join("; "))]
+    Revert { config: String, errors: Vec<String> },
+    /// The revert ran but the DUT is not back to the state it had before.
+    #[error("reverting configuration '{config}' did not restore the DUT: {diff}")]
+    NotRestored { config: String, diff: String },
+    /// The DUT did not come back after a reboot.
+    #[error("the DUT was not reachable {timeout} s after rebooting for configuration '{config}': `{wait}` kept failing: {last}")]
+    Unreachable {
+        config: String,
+        wait: String,
+        timeout: u64,
+        last: String,
+    },
+}
+
+fn reverted_text(errors: &[String]) -> String {
+    if errors.is_empty() {
+        "what it had applied was reverted".to_string()
+    } else {
+        format!("reverting it also failed: {}", errors.join("; "))
+    }
+}
+
+impl DutError {
+    pub fn is_usage(&self) -> bool {
+        matches!(self, DutError::Unknown { .. } | DutError::Invalid { .. })
+    }
+}
+
+/// One DUT configuration.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DutConfig {
+    pub name: String,
+    /// Lines that apply it, in order.
+    pub apply: Vec<String>,
+    /// Lines that revert it, in order (all of them run, even after a failure).
+    pub revert: Vec<String>,
+    /// Run after `apply` and after `revert` (its exit status is ignored: an
+    /// ssh session that reboots its host rarely exits cleanly).
+    pub reboot: Option<String>,
+    /// Run again and again after a reboot until it succeeds.
+    pub wait: Option<String>,
+    #[serde(serialize_with = "secs")]
+    pub wait_timeout: Duration,
+    /// One of pktlab's built-in configurations for the built-in lab.
+    pub builtin: bool,
+}
+
+fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.as_secs())
+}
+
+/// How long a DUT may take to come back from a reboot by default.
+pub const DEFAULT_WAIT_TIMEOUT: Duration = Duration::from_secs(600);
+
+impl DutConfig {
+    /// A configuration that changes nothing (the baseline as it is).
+    pub fn unchanged(name: &str) -> DutConfig {
+        DutConfig {
+            name: name.to_string(),
+            apply: Vec::new(),
+            revert: Vec::new(),
+            reboot: None,
+            wait: None,
+            wait_timeout: DEFAULT_WAIT_TIMEOUT,
+            builtin: false,
+        }
+    }
+
+    /// Checks the lines: a reboot needs a wait command, and no line may be
+    /// empty.
+    pub fn validate(&self) -> Result<(), DutError> {
+        let invalid = |why: &str| DutError::Invalid {
+            name: self.name.clone(),
+            why: why.to_string(),
+        };
+        if self
+            .apply
+            .iter()
+            .chain(&self.revert)
+            .any(|l| l.trim().is_empty())
+        {
+            return Err(invalid("a command line is empty"));
+        }
+        match (&self.reboot, &self.wait) {
+            (Some(_), None) => Err(invalid(
+                "a reboot needs a wait command that succeeds once the DUT is back",
+            )),
+            (None, Some(_)) => Err(invalid("a wait command is only used with reboot")),
+            _ => Ok(()),
+        }
+    }
+
+    /// The exact text of the configuration, for the results.
+    pub fn text(&self) -> String {
+        let mut t = String::new();
+        for l in &self.apply {
+            t += &format!("apply: {l}\n");
+        }
+        for l in &self.revert {
+            t += &format!("revert: {l}\n");
+        }
+        if let Some(r) = &self.reboot {
+            t += &format!("reboot: {r}\n");
+        }
+        if let Some(w) = &self.wait {
+            t += &format!("wait: {w}\n");
+        }
+        t
+    }
+}
+
+/// The DUT: where its commands run, and the probe that proves reverts.
+#[derive(Clone, Debug)]
+pub struct Dut {
+    pub runner: DutRunner,
+    /// A command whose output must be the same before a configuration is
+    /// applied and after it is reverted.
+    pub state_probe: Option<String>,
+    /// How long to sleep between two tries of a wait command.
+    pub wait_poll: Duration,
+}
+
+impl Dut {
+    pub fn new(runner: DutRunner, state_probe: Option<String>) -> Dut {
+        Dut {
+            runner,
+            state_probe,
+            wait_poll: Duration::from_secs(2),
+        }
+    }
+
+    /// The probe's output now (empty without a probe).
+    pub fn state(&self) -> Result<String, DutError> {
+        match &self.state_probe {
+            Some(p) => self.runner.run(p),
+            None => Ok(String::new()),
+        }
+    }
+
+    /// Runs `config`'s apply lines (then its reboot). When one fails, every
+    /// revert line runs and the error says whether that worked.
+    pub fn apply(&self, config: &DutConfig) -> Result<(), DutError> {
+        for line in &config.apply {
+            if let Err(e) = self.runner.run(line) {
+                let revert_errors = self.revert_lines(config);
+                return Err(DutError::Apply {
+                    config: config.name.clone(),
+                    error: Box::new(e),
+                    revert_errors,
+                });
+            }
+        }
+        self.reboot(config)
+    }
+
+    /// Runs every revert line of `config` (then its reboot), and checks the
+    /// state probe reads `before` again.
+    pub fn revert(&self, config: &DutConfig, before: &str) -> Result<(), DutError> {
+        let errors = self.revert_lines(config);
+        if !errors.is_empty() {
+            return Err(DutError::Revert {
+                config: config.name.clone(),
+                errors,
+            });
+        }
+        self.reboot(config)?;
+        let now = self.state()?;
+        match first_difference(before, &now) {
+            None => Ok(()),
+            Some(diff) => Err(DutError::NotRestored {
+                config: config.name.clone(),
+                diff,
+            }),
+        }
+    }
+
+    fn revert_lines(&self, config: &DutConfig) -> Vec<String> {
+        config
+            .revert
+            .iter()
+            .filter_map(|line| self.runner.run(line).err().map(|e| e.to_string()))
+            .collect()
+    }
+
+    /// The reboot and the wait until the DUT answers, when configured.
+    fn reboot(&self, config: &DutConfig) -> Result<(), DutError> {
+        let (Some(reboot), Some(wait)) = (&config.reboot, &config.wait) else {
+            return Ok(());
+        };
+        // A reboot over ssh usually ends with the connection dropped: only
+        // failing to start it at all is an error.
+        if let Err(DutError::Command { why, .. }) = self.runner.run(reboot) {
+            if why.starts_with("cannot start") {
+                return Err(DutError::Command {
+                    line: reboot.clone(),
+                    place: self.runner.describe(),
+                    why,
+                });
+            }
+        }
+        let start = Instant::now();
+        loop {
+            std::thread::sleep(self.wait_poll);
+            match self.runner.run(wait) {
+                Ok(_) => return Ok(()),
+                Err(e) if start.elapsed() >= config.wait_timeout => {
+                    return Err(DutError::Unreachable {
+                        config: config.name.clone(),
+                        wait: wait.clone(),
+                        timeout: config.wait_timeout.as_secs(),
+                        last: e.to_string(),
+                    })
+                }
+                Err(_) => {}
+            }
+        }
+    }
+}
+
+/// The first line that differs between two probe outputs, said briefly.
+pub fn first_difference(before: &str, now: &str) -> Option<String> {
+    if before == now {
+        return None;
+    }
+    let (b, n): (Vec<&str>, Vec<&str>) = (before.lines().collect(), now.lines().collect());
+    for i in 0..b.len().max(n.len()) {
+        match (b.get(i), n.get(i)) {
+            (Some(x), Some(y)) if x == y => continue,
+            (Some(x), Some(y)) => return Some(format!("'{x}' is now '{y}'")),
+            (Some(x), None) => return Some(format!("'{x}' is gone")),
+            (None, Some(y)) => return Some(format!("'{y}' is new")),
+            (None, None) => break,
+        }
+    }
+    Some("the state probe's output changed".into())
+}
+
+/// The built-in configurations, in the order `--configs all` runs them.
+pub const BUILTIN_NAMES: [&str; 7] = [
+    "forwarding",
+    "nft-stateless",
+    "nft-stateful",
+    "rps",
+    "gro-off",
+    "gro-on",
+    "redirects-on",
+];
+
+/// The nftables table the built-in firewall configurations create.
+const NFT_TABLE: &str = "inet pktlab";
+
+/// A CPU mask of `cpus` CPUs as sysfs's `rps_cpus` takes it: hexadecimal,
+/// in comma-separated groups of 32 bits (`3`, `ffffffff`, `ff,ffffffff`).
+pub fn cpu_mask(cpus: usize) -> String {
+    let cpus = cpus.max(1);
+    let mut groups = Vec::new();
+    let mut left = cpus;
+    while left > 0 {
+        let bits = left.min(32);
+        let g: u64 = (1u64 << bits) - 1;
+        groups.push(g);
+        left -= bits;
+    }
+    let mut text = format!("{:x}", groups.last().copied().unwrap_or(0));
+    for g in groups.iter().rev().skip(1) {
+        text += &format!(",{g:08x}");
+    }
+    text
+}
+
+fn rps_line(ifaces: &[&str], mask: &str) -> String {
+    let files: Vec<String> = ifaces
+        .iter()
+        .map(|i| format!("/sys/class/net/{i}/queues/rx-*/rps_cpus"))
+        .collect();
+    format!(
+        "for f in {}; do echo {mask} > \"$f\"; done",
+        files.join(" ")
+    )
+}
+
+fn gro_lines(ifaces: &[&str], on: bool) -> Vec<String> {
+    let v = if on { "on" } else { "off" };
+    ifaces
+        .iter()
+        .map(|i| format!("ethtool -K {i} gro {v}"))
+        .collect()
+}
+
+fn redirects_line(ifaces: &[&str], value: u8) -> String {
+    let keys: Vec<String> = ["all", "default"]
+        .iter()
+        .chain(ifaces)
+        .map(|s| format!("net.ipv4.conf.{s}.send_redirects={value}"))
+        .collect();
+    format!("sysctl -qw {}", keys.join(" "))
+}
+
+/// Built-in configuration `name` for a DUT whose ports are `ifaces` on a
+/// host with `cpus` CPUs. Lines run in the DUT's namespace, where `ip netns
+/// exec` mounts the namespace's own `/sys`.
+///
+/// The lab's `forwarding` state has no nftables ruleset, RPS off, GRO off
+/// (veth's default) and send_redirects off; every revert returns to it.
+pub fn builtin_config(name: &str, ifaces: &[&str], cpus: usize) -> Result<DutConfig, DutError> {
+    let mut c = DutConfig::unchanged(name);
+    c.builtin = true;
+    match name {
+        "forwarding" => {}
+        "nft-stateless" => {
+            // notrack in a raw-priority prerouting chain: no conntrack entry
+            // is ever made, like pf's "pass no state".
+            c.apply.push(format!(
+                "nft 'add table {NFT_TABLE}; \
+                 add chain {NFT_TABLE} raw {{ type filter hook prerouting priority raw; policy accept; }}; \
+                 add rule {NFT_TABLE} raw notrack; \
+                 add chain {NFT_TABLE} forward {{ type filter hook forward priority filter; policy accept; }}; \
+                 add rule {NFT_TABLE} forward accept'"
+            ));
+            c.revert.push(format!("nft delete table {NFT_TABLE}"));
+        }
+        "nft-stateful" => {
+            // A conntrack entry per flow, like ipfw's keep-state and pf's
+            // default; the policy drops what no state admits.
+            c.apply.push(format!(
+                "nft 'add table {NFT_TABLE}; \
+                 add chain {NFT_TABLE} forward {{ type filter hook forward priority filter; policy drop; }}; \
+                 add rule {NFT_TABLE} forward ct state established,related accept; \
+                 add rule {NFT_TABLE} forward ct state new accept'"
+            ));
+            c.revert.push(format!("nft delete table {NFT_TABLE}"));
+        }
+        "rps" => {
+            c.apply.push(rps_line(ifaces, &cpu_mask(cpus)));
+            c.revert.push(rps_line(ifaces, "0"));
+        }
+        "gro-off" => {
+            c.apply.extend(gro_lines(ifaces, false));
+            c.revert.extend(gro_lines(ifaces, false));
+        }
+        "gro-on" => {
+            c.apply.extend(gro_lines(ifaces, true));
+            c.revert.extend(gro_lines(ifaces, false));
+        }
+        "redirects-on" => {
+            c.apply.push(redirects_line(ifaces, 1));
+            c.revert.push(redirects_line(ifaces, 0));
+        }
+        _ => {
+            return Err(DutError::Unknown {
+                name: name.to_string(),
+            })
+        }
+    }
+    Ok(c)
+}
+
+/// Lines that bring the built-in lab's DUT back to `forwarding` from any
+/// built-in configuration (after a campaign was killed half-way, say).
+pub fn builtin_reset(ifaces: &[&str]) -> Vec<String> {
+    let mut v = vec!["nft flush ruleset".to_string(), rps_line(ifaces, "0")];
+    v.extend(gro_lines(ifaces, false));
+    v.push(redirects_line(ifaces, 0));
+    v
+}
+
+/// The state probe of the built-in lab's DUT: its nftables ruleset, RPS
+/// masks, GRO settings and the redirect and forwarding sysctls.
+pub fn builtin_state_probe(ifaces: &[&str]) -> String {
+    let list = ifaces.join(" ");
+    format!(
+        "nft list ruleset; \
+         for i in {list}; do for f in /sys/class/net/$i/queues/rx-*/rps_cpus; do echo \"$f $(cat \"$f\")\"; done; done; \
+         for i in {list}; do ethtool -k $i | sed -n \"s/^\\(generic-receive-offload\\|rx-gro-list\\):/$i &/p\"; done; \
+         grep -H . /proc/sys/net/ipv4/conf/*/send_redirects /proc/sys/net/ipv4/conf/*/forwarding /proc/sys/net/ipv6/conf/*/forwarding"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(v: Vec<OsString>) -> Vec<String> {
+        v.into_iter().map(|s| s.into_string().unwrap()).collect()
+    }
+
+    #[test]
+    fn command_lines_per_runner() {
+        assert_eq!(
+            strings(DutRunner::Local.argv("echo hi")),
+            ["sh", "-c", "echo hi"]
+        );
+        let ns = strings(
+            DutRunner::Netns {
+                netns: "lab-dut".into(),
+            }
+            .argv("sysctl -w a=1"),
+        );
+        assert!(ns[0].ends_with("ip"), "{ns:?}");
+        assert_eq!(
+            &ns[1..],
+            ["netns", "exec", "lab-dut", "sh", "-c", "sysctl -w a=1"]
+        );
+        let ssh = DutRunner::Ssh {
+            host: "root@dut".into(),
+            options: vec!["-p".into(), "2222".into()],
+        };
+        assert_eq!(
+            strings(ssh.argv("sysctl net.inet.ip.forwarding=1")),
+            [
+                "ssh",
+                "-o",
+                "BatchMode=yes",
+                "-p",
+                "2222",
+                "--",
+                "root@dut",
+                "sysctl net.inet.ip.forwarding=1"
+            ]
+        );
+        assert_eq!(ssh.describe(), "on root@dut");
+    }
+
+    #[test]
+    fn local_runner_runs_and_reports() {
+        let r = DutRunner::Local;
+        assert_eq!(r.run("echo a; echo b").unwrap(), "a\nb\n");
+        let e = r.run("echo nope >&2; exit 3").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`echo nope >&2; exit 3` failed locally: nope"
+        );
+        assert!(!e.is_usage());
+    }
+
+    #[test]
+    fn masks() {
+        assert_eq!(cpu_mask(1), "1");
+        assert_eq!(cpu_mask(2), "3");
+        assert_eq!(cpu_mask(8), "ff");
+        assert_eq!(cpu_mask(32), "ffffffff");
+        assert_eq!(cpu_mask(40), "ff,ffffffff");
+        assert_eq!(cpu_mask(64), "ffffffff,ffffffff");
+    }
+
+    #[test]
+    fn builtins() {
+        for name in BUILTIN_NAMES {
+            let c = builtin_config(name, &["d0", "d1"], 2).unwrap();
+            assert_eq!(c.name, name);
+            assert!(c.builtin);
+            c.validate().unwrap();
+            // Everything applied is reverted.
+            assert_eq!(c.apply.is_empty(), c.revert.is_empty(), "{name}");
+        }
+        let rps = builtin_config("rps", &["d0", "d1"], 2).unwrap();
+        assert_eq!(
+            rps.apply,
+            ["for f in /sys/class/net/d0/queues/rx-*/rps_cpus /sys/class/net/d1/queues/rx-*/rps_cpus; do echo 3 > \"$f\"; done"]
+        );
+        let red = builtin_config("redirects-on", &["d0", "d1"], 2).unwrap();
+        assert_eq!(
+            red.revert,
+            ["sysctl -qw net.ipv4.conf.all.send_redirects=0 net.ipv4.conf.default.send_redirects=0 \
+              net.ipv4.conf.d0.send_redirects=0 net.ipv4.conf.d1.send_redirects=0"]
+        );
+        let e = builtin_config("pf", &["d0"], 2).unwrap_err();
+        assert!(e.is_usage());
+        assert_eq!(
+            e.to_string(),
+            "unknown configuration 'pf': the built-in ones are forwarding, nft-stateless, \
+             nft-stateful, rps, gro-off, gro-on, redirects-on"
+        );
+    }
+
+    #[test]
+    fn validation() {
+        let mut c = DutConfig::unchanged("x");
+        c.validate().unwrap();
+        c.reboot = Some("reboot".into());
+        assert!(c.validate().unwrap_err().is_usage());
+        c.wait = Some("true".into());
+        c.validate().unwrap();
+        c.apply.push("  ".into());
+        assert!(c.validate().is_err());
+    }
+
+    #[test]
+    fn failed_apply_reverts() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        let mark = dir.join("applied");
+        let mut c = DutConfig::unchanged("half");
+        c.apply = vec![
+            format!("touch {}", mark.display()),
+            "echo broken >&2; false".into(),
+        ];
+        c.revert = vec![format!("rm {}", mark.display())];
+        let dut = Dut::new(DutRunner::Local, None);
+        let e = dut.apply(&c).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "applying configuration 'half' failed: `echo broken >&2; false` failed locally: broken; \
+             what it had applied was reverted"
+        );
+        assert!(!mark.exists());
+    }
+
+    #[test]
+    fn revert_is_checked_with_the_probe() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        let file = dir.join("value");
+        std::fs::write(&file, "0\n").unwrap();
+        let probe = format!("cat {}", file.display());
+        let dut = Dut::new(DutRunner::Local, Some(probe));
+        let before = dut.state().unwrap();
+        let mut c = DutConfig::unchanged("one");
+        c.apply = vec![format!("echo 1 > {}", file.display())];
+        // A revert that forgets to restore the value.
+        c.revert = vec!["true".into()];
+        dut.apply(&c).unwrap();
+        let e = dut.revert(&c, &before).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "reverting configuration 'one' did not restore the DUT: '0' is now '1'"
+        );
+        c.revert = vec![format!("echo 0 > {}", file.display())];
+        dut.revert(&c, &before).unwrap();
+    }
+
+    #[test]
+    fn reboot_waits_until_reachable() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path();
+        let count = dir.join("count");
+        // The "DUT" answers on the third try.
+        let wait = format!(
+            "n=$(cat {0} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {0}; [ $n -ge 3 ]",
+            count.display()
+        );
+        let mut c = DutConfig::unchanged("rebooting");
+        c.reboot = Some("exit 255".into());
+        c.wait = Some(wait);
+        let mut dut = Dut::new(DutRunner::Local, None);
+        dut.wait_poll = Duration::from_millis(10);
+        dut.apply(&c).unwrap();
+        assert_eq!(std::fs::read_to_string(&count).unwrap().trim(), "3");
+        c.wait = Some("false".into());
+        c.wait_timeout = Duration::from_millis(50);
+        let e = dut.apply(&c).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("the DUT was not reachable 0 s after rebooting for configuration 'rebooting': `false` kept failing"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn differences() {
+        assert_eq!(first_difference("a\nb\n", "a\nb\n"), None);
+        assert_eq!(
+            first_difference("a\nb\n", "a\nc\n").unwrap(),
+            "'b' is now 'c'"
+        );
+        assert_eq!(first_difference("a\n", "a\nx\n").unwrap(), "'x' is new");
+        assert_eq!(first_difference("a\nx\n", "a\n").unwrap(), "'x' is gone");
+    }
+}

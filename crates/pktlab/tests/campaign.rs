@@ -1,0 +1,620 @@
+//! `pktlab bench` campaigns on the built-in lab (needs root).
+//!
+//! Every test uses its own lab prefix `c<pid>x<n>`; a Drop guard deletes
+//! its namespaces, also when the test fails, and namespaces of a killed
+//! run (whose pid is gone) are swept when the next guard is made. Packets
+//! only flow inside the labs' own namespaces.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use pktlab_bench::target::Target;
+use pktlab_lab::dut::{builtin_config, BUILTIN_NAMES};
+use pktlab_lab::{netns, BuiltinLab, LabSpec};
+use serde_json::Value;
+
+const PKTLAB: &str = env!("CARGO_BIN_EXE_pktlab");
+
+/// A unique lab prefix; its namespaces are deleted on drop.
+struct Prefix(String);
+
+impl Prefix {
+    fn new() -> Prefix {
+        static N: AtomicU32 = AtomicU32::new(0);
+        sweep_stale();
+        Prefix(format!(
+            "c{}x{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ))
+    }
+
+    fn ns(&self, suffix: &str) -> String {
+        format!("{}-{suffix}", self.0)
+    }
+
+    fn lab(&self) -> BuiltinLab {
+        BuiltinLab::new(LabSpec {
+            prefix: self.0.clone(),
+            queues: 1,
+        })
+        .unwrap()
+    }
+}
+
+impl Drop for Prefix {
+    fn drop(&mut self) {
+        let p = format!("{}-", self.0);
+        for n in netns::list().unwrap_or_default() {
+            if n.starts_with(&p) {
+                let _ = Command::new("ip").args(["netns", "del", &n]).status();
+            }
+        }
+    }
+}
+
+/// Deletes `c<pid>x<n>-*` namespaces whose test process is gone.
+fn sweep_stale() {
+    for name in netns::list().unwrap_or_default() {
+        let Some(rest) = name.strip_prefix('c') else {
+            continue;
+        };
+        let Some((pid, _)) = rest.split_once('x') else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = Command::new("ip").args(["netns", "del", &name]).status();
+        }
+    }
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn bench(args: &[&str]) -> Output {
+    Command::new(PKTLAB)
+        .arg("bench")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn json_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// The DUT namespace's nftables ruleset.
+fn ruleset(p: &Prefix) -> String {
+    netns::run_in(&p.ns("dut"), &["nft", "list", "ruleset"]).unwrap()
+}
+
+fn campaign_file(dir: &Path, text: &str) -> PathBuf {
+    let path = dir.join("campaign.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn two_configurations_three_iterations() {
+    let p = Prefix::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let toml = format!(
+        "name = \"two\"\n[lab]\nprefix = \"{}\"\n[run]\niterations = 3\nduration = \"2s\"\nwarmup = \"0s\"\ntail = \"0s\"\n\
+         [[config]]\nname = \"forwarding\"\n[[config]]\nname = \"nft-stateless\"\n",
+        p.0
+    );
+    let file = campaign_file(tmp.path(), &toml);
+    let out_dir = tmp.path().join("results");
+    let out = bench(&[
+        "-f",
+        file.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.matches(": forwarded ").count(), 6, "{stdout}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("share this host's"));
+
+    // The folder's contents.
+    assert_eq!(
+        names_in(&out_dir),
+        [
+            "campaign.toml",
+            "env.json",
+            "forwarding.inet4.pps",
+            "ministat.txt",
+            "nft-stateless.inet4.pps",
+            "runs",
+            "summary.json"
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(out_dir.join("campaign.toml")).unwrap(),
+        toml
+    );
+    let mut runs = names_in(&out_dir.join("runs"));
+    runs.sort();
+    assert_eq!(
+        runs,
+        [
+            "forwarding.inet4.1.jsonl",
+            "forwarding.inet4.2.jsonl",
+            "forwarding.inet4.3.jsonl",
+            "nft-stateless.inet4.1.jsonl",
+            "nft-stateless.inet4.2.jsonl",
+            "nft-stateless.inet4.3.jsonl"
+        ]
+    );
+    let env: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("env.json")).unwrap()).unwrap();
+    assert_eq!(
+        env["host"]["kernel"],
+        std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .unwrap()
+            .trim()
+    );
+    assert_eq!(env["pktlab_version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(env["virtual_lab"], true);
+    let nics = env["nics"].as_array().unwrap();
+    assert_eq!(nics.len(), 4);
+    assert!(nics.iter().all(|n| n["driver"] == "veth"), "{nics:?}");
+    assert!(env["interrupts"].as_str().unwrap().contains("veth"));
+    assert!(env["configs"][1]["text"]
+        .as_str()
+        .unwrap()
+        .contains("notrack"));
+
+    // Each run file: a run line, per-second lines, a result line.
+    let cpus = pktlab_lab::cpuload::cpu_count().unwrap();
+    let mut order = Vec::new();
+    let mut values: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for name in &runs {
+        let lines = json_lines(&out_dir.join("runs").join(name));
+        let (head, last) = (&lines[0], lines.last().unwrap());
+        let parts: Vec<&str> = name.split('.').collect();
+        assert_eq!(head["type"], "run");
+        assert_eq!(head["config"], parts[0]);
+        assert_eq!(head["traffic"], "inet4");
+        assert_eq!(head["iteration"].to_string(), parts[2]);
+        assert!(head["config_text"].is_string());
+        assert_eq!(last["type"], "result");
+        let seconds: Vec<&Value> = lines.iter().filter(|l| l["type"] == "second").collect();
+        assert!(seconds.len() >= 2, "{name}: {} seconds", seconds.len());
+        assert_eq!(lines.len(), seconds.len() + 2);
+        for s in &seconds {
+            assert_eq!(s["ifaces"].as_array().unwrap().len(), 4);
+            assert_eq!(s["cpus"].as_array().unwrap().len(), cpus);
+            assert_eq!(s["interrupts"].as_array().unwrap().len(), 0);
+        }
+        // The per-second counters add up to the run's: every frame the
+        // generator sent left g0 during the sampled seconds, and g0 sent
+        // nothing else.
+        let g0 = |v: &Value| -> u64 {
+            v.as_array()
+                .unwrap()
+                .iter()
+                .find(|i| i["iface"] == "g0")
+                .unwrap()["tx_packets"]
+                .as_u64()
+                .unwrap()
+        };
+        let per_second: u64 = seconds.iter().map(|s| g0(&s["ifaces"])).sum();
+        let total = g0(&last["lab_counters"]);
+        assert_eq!(per_second, total, "{name}");
+        assert_eq!(total, last["tx"]["packets"].as_u64().unwrap(), "{name}");
+        assert!(!last["rx_samples"].as_array().unwrap().is_empty());
+        order.push((head["started_at"].as_u64().unwrap(), parts[0].to_string()));
+        values
+            .entry(parts[0].to_string())
+            .or_default()
+            .push(last["forwarded_pps"].as_f64().unwrap());
+    }
+    // Interleaved: A B A B A B (runs last at least 2 s, so start times differ).
+    order.sort();
+    let configs: Vec<&str> = order.iter().map(|(_, c)| c.as_str()).collect();
+    assert_eq!(
+        configs,
+        [
+            "forwarding",
+            "nft-stateless",
+            "forwarding",
+            "nft-stateless",
+            "forwarding",
+            "nft-stateless"
+        ]
+    );
+
+    // The .pps files hold each run's value, BSDRP's way, and Debian's
+    // ministat reads them.
+    for (config, v) in &values {
+        let pps = std::fs::read_to_string(out_dir.join(format!("{config}.inet4.pps"))).unwrap();
+        let lines: Vec<f64> = pps.lines().map(|l| l.parse().unwrap()).collect();
+        assert_eq!(lines.len(), 3);
+        for (a, b) in lines.iter().zip(v) {
+            assert!((a - b).abs() <= b * 1e-7, "{a} vs {b}");
+        }
+    }
+    let ministat = Command::new("ministat")
+        .args(["forwarding.inet4.pps", "nft-stateless.inet4.pps"])
+        .current_dir(&out_dir)
+        .output()
+        .expect("Debian's ministat (scripts/deps installs it)");
+    assert!(ministat.status.success());
+    let m = String::from_utf8(ministat.stdout).unwrap();
+    let row = m.lines().find(|l| l.starts_with("x ")).unwrap_or("");
+    let fields: Vec<&str> = m
+        .lines()
+        .find(|l| l.starts_with("x   "))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(fields[1], "3", "{m}{row}");
+    let min = values["forwarding"]
+        .iter()
+        .cloned()
+        .fold(f64::INFINITY, f64::min);
+    let shown: f64 = fields[2].parse().unwrap();
+    assert!((shown - min).abs() <= min * 1e-7, "{shown} vs {min}");
+
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["runs_planned"], 6);
+    assert_eq!(summary["runs_finished"], 6);
+    assert_eq!(summary["complete"], true);
+    assert_eq!(
+        summary["configs"],
+        serde_json::json!(["forwarding", "nft-stateless"])
+    );
+    assert!(summary["comparisons"][0]["comparison"]["t"].is_number());
+    let ministat_txt = std::fs::read_to_string(out_dir.join("ministat.txt")).unwrap();
+    assert!(ministat_txt.starts_with(
+        "Forwarded packets per second, traffic inet4:\nx forwarding.inet4.pps\n+ nft-stateless.inet4.pps\n"
+    ));
+    // The DUT is back to forwarding.
+    assert_eq!(ruleset(&p), "");
+    assert!(p.lab().problems().unwrap().is_empty());
+}
+
+#[test]
+fn interrupted_campaign_resumes_without_losing_or_repeating_runs() {
+    let p = Prefix::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("r");
+    let mut child = Command::new(PKTLAB)
+        .args([
+            "bench",
+            "--prefix",
+            &p.0,
+            "--configs",
+            "forwarding,nft-stateful",
+            "-N",
+            "2",
+            "-t",
+            "2s",
+            "--warmup",
+            "0s",
+            "--tail",
+            "0s",
+            "-o",
+        ])
+        .arg(&out_dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let runs_dir = out_dir.join("runs");
+    let finished = |d: &Path| -> Vec<String> {
+        std::fs::read_dir(d)
+            .map(|r| {
+                r.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.ends_with(".jsonl") && !n.starts_with('.'))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let start = Instant::now();
+    while finished(&runs_dir).len() < 2 {
+        assert!(start.elapsed() < Duration::from_secs(120), "no progress");
+        assert!(child.try_wait().unwrap().is_none(), "bench ended early");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Ctrl-C during the third run (nft-stateful applied).
+    std::thread::sleep(Duration::from_millis(500));
+    unsafe_kill_int(child.id());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!(
+        "Interrupted: 2 of 4 runs finished; carry on with `pktlab bench --resume {}`",
+        out_dir.display()
+    )));
+    let mut before = finished(&runs_dir);
+    before.sort();
+    assert_eq!(
+        before,
+        ["forwarding.inet4.1.jsonl", "nft-stateful.inet4.1.jsonl"]
+    );
+    // Nothing half-written, and the DUT reverted.
+    assert!(names_in(&runs_dir).iter().all(|n| n.ends_with(".jsonl")));
+    assert_eq!(ruleset(&p), "");
+    let kept: Vec<String> = before
+        .iter()
+        .map(|n| std::fs::read_to_string(runs_dir.join(n)).unwrap())
+        .collect();
+    let pps = std::fs::read_to_string(out_dir.join("forwarding.inet4.pps")).unwrap();
+    assert_eq!(pps.lines().count(), 1);
+
+    let out = bench(&["--resume", out_dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Resuming: 2 of 4 runs are already finished and will not run again."),
+        "{stdout}"
+    );
+    assert_eq!(stdout.matches(": forwarded ").count(), 2, "{stdout}");
+    assert!(stdout.contains("[1/2] forwarding inet4 #2"), "{stdout}");
+    let mut after = finished(&runs_dir);
+    after.sort();
+    assert_eq!(
+        after,
+        [
+            "forwarding.inet4.1.jsonl",
+            "forwarding.inet4.2.jsonl",
+            "nft-stateful.inet4.1.jsonl",
+            "nft-stateful.inet4.2.jsonl"
+        ]
+    );
+    for (n, text) in before.iter().zip(&kept) {
+        assert_eq!(
+            &std::fs::read_to_string(runs_dir.join(n)).unwrap(),
+            text,
+            "{n} changed"
+        );
+    }
+    let pps = std::fs::read_to_string(out_dir.join("nft-stateful.inet4.pps")).unwrap();
+    assert_eq!(pps.lines().count(), 2);
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["complete"], true);
+    // A finished campaign has nothing left to run.
+    let out = bench(&["--resume", out_dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout)
+            .matches(": forwarded ")
+            .count(),
+        0
+    );
+    assert_eq!(ruleset(&p), "");
+}
+
+/// SIGINT, as Ctrl-C sends it.
+fn unsafe_kill_int(pid: u32) {
+    let st = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+#[test]
+fn failing_configuration_is_reported_and_reverted() {
+    let p = Prefix::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = campaign_file(
+        tmp.path(),
+        &format!(
+            "[lab]\nprefix = \"{}\"\n[run]\niterations = 1\nduration = \"2s\"\nwarmup = \"0s\"\ntail = \"0s\"\n\
+             [[config]]\nname = \"broken\"\n\
+             apply = [\"sysctl -qw net.ipv4.conf.all.send_redirects=1\", \"echo cannot load module >&2; false\"]\n\
+             revert = [\"sysctl -qw net.ipv4.conf.all.send_redirects=0\"]\n",
+            p.0
+        ),
+    );
+    let out_dir = tmp.path().join("r");
+    let out = bench(&[
+        "-f",
+        file.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "pktlab: applying configuration 'broken' failed: `echo cannot load module >&2; false` failed \
+             in network namespace {}: cannot load module; what it had applied was reverted",
+            p.ns("dut")
+        )),
+        "{err}"
+    );
+    let value = netns::run_in(
+        &p.ns("dut"),
+        &["cat", "/proc/sys/net/ipv4/conf/all/send_redirects"],
+    )
+    .unwrap();
+    assert_eq!(value.trim(), "0");
+    assert!(p.lab().problems().unwrap().is_empty());
+    assert!(names_in(&out_dir.join("runs")).is_empty());
+}
+
+#[test]
+fn builtin_configurations_apply_and_revert_exactly() {
+    let p = Prefix::new();
+    let (target, _) = Target::builtin(LabSpec {
+        prefix: p.0.clone(),
+        queues: 1,
+    })
+    .unwrap();
+    let before = target.dut.state().unwrap();
+    assert!(
+        before.contains("/sys/class/net/d0/queues/rx-0/rps_cpus 0"),
+        "{before}"
+    );
+    let cpus = pktlab_lab::cpuload::cpu_count().unwrap();
+    let dut_ns = p.ns("dut");
+    let sh = |line: &str| netns::run_in(&dut_ns, &["sh", "-c", line]).unwrap();
+    for name in BUILTIN_NAMES {
+        let c = builtin_config(name, &["d0", "d1"], cpus).unwrap();
+        target.dut.apply(&c).unwrap();
+        let during = target.dut.state().unwrap();
+        match name {
+            "forwarding" | "gro-off" => assert_eq!(during, before, "{name}"),
+            "nft-stateless" => assert!(sh("nft list ruleset").contains("notrack")),
+            "nft-stateful" => {
+                assert!(sh("nft list ruleset").contains("ct state established,related accept"))
+            }
+            "rps" => assert_eq!(
+                sh("cat /sys/class/net/d0/queues/rx-0/rps_cpus")
+                    .trim()
+                    .trim_start_matches('0'),
+                pktlab_lab::dut::cpu_mask(cpus)
+            ),
+            "gro-on" => assert!(sh("ethtool -k d0").contains("generic-receive-offload: on")),
+            "redirects-on" => assert_eq!(
+                sh("cat /proc/sys/net/ipv4/conf/d0/send_redirects").trim(),
+                "1"
+            ),
+            _ => unreachable!(),
+        }
+        if !matches!(name, "forwarding" | "gro-off") {
+            assert_ne!(during, before, "{name} changed nothing the probe sees");
+        }
+        target.dut.revert(&c, &before).unwrap();
+        assert!(p.lab().problems().unwrap().is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn interfaces_lab_with_a_namespace_runner() {
+    // The built-in lab's ports described as a lab of existing interfaces,
+    // with the DUT's commands run in its namespace.
+    let p = Prefix::new();
+    let lab = p.lab();
+    lab.up().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = campaign_file(
+        tmp.path(),
+        &format!(
+            "[lab]\nkind = \"interfaces\"\ngen_iface = \"g0\"\ngen_netns = \"{}\"\nrcv_iface = \"r0\"\nrcv_netns = \"{}\"\n\
+             dut_in_mac = \"{}\"\ndut = \"netns {}\"\ndut_ifaces = [\"d0\", \"d1\"]\n\
+             state = \"cat /proc/sys/net/ipv4/conf/all/send_redirects\"\n\
+             [run]\niterations = 1\nduration = \"2s\"\nwarmup = \"0s\"\ntail = \"0s\"\n\
+             [[config]]\nname = \"redirects\"\napply = [\"sysctl -qw net.ipv4.conf.all.send_redirects=1\"]\n\
+             revert = [\"sysctl -qw net.ipv4.conf.all.send_redirects=0\"]\n",
+            lab.gen_ns(),
+            lab.rcv_ns(),
+            pktlab_lab::mac::format_mac(lab.dut_in_mac()),
+            lab.dut_ns()
+        ),
+    );
+    let out_dir = tmp.path().join("r");
+    let out = bench(&[
+        "-f",
+        file.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["type"], "run");
+    assert_eq!(lines[0]["config"], "redirects");
+    assert!(lines[0]["forwarded_pps"].as_f64().unwrap() > 0.0);
+    assert_eq!(lines[1]["type"], "summary");
+    assert_eq!(lines[1]["virtual_lab"], false);
+    let run = json_lines(&out_dir.join("runs/redirects.inet4.1.jsonl"));
+    let ifaces: Vec<&str> = run[1]["ifaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["iface"].as_str().unwrap())
+        .collect();
+    assert_eq!(ifaces, ["g0", "r0"]);
+    let env: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("env.json")).unwrap()).unwrap();
+    let drivers: Vec<&str> = env["nics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["iface"].as_str().unwrap())
+        .collect();
+    assert_eq!(drivers, ["g0", "r0", "dut:d0", "dut:d1"]);
+    assert_eq!(env["nics"][2]["driver"], "veth");
+    let value = netns::run_in(
+        lab.dut_ns(),
+        &["cat", "/proc/sys/net/ipv4/conf/all/send_redirects"],
+    )
+    .unwrap();
+    assert_eq!(value.trim(), "0");
+}
+
+#[test]
+fn usage_errors_exit_2_with_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let bad = campaign_file(tmp.path(), "[run]\niteratons = 3\n");
+    let nonempty = tmp.path().to_str().unwrap();
+    for (args, msg) in [
+        (
+            vec!["--configs", "forwarding,pf"],
+            "pktlab: unknown configuration 'pf': the built-in ones are forwarding, nft-stateless, nft-stateful, rps, gro-off, gro-on, redirects-on\n".to_string(),
+        ),
+        (
+            vec!["-f", bad.to_str().unwrap()],
+            format!("pktlab: {}: line 2: unknown field `iteratons`", bad.display()),
+        ),
+        (
+            vec!["--resume", "/nonexistent/pktlab-r"],
+            "pktlab: cannot resume /nonexistent/pktlab-r: No such file or directory".to_string(),
+        ),
+        (
+            vec!["--order", "zigzag"],
+            "pktlab: invalid order 'zigzag': use interleaved, sequential or random\n".to_string(),
+        ),
+        (
+            vec!["-o", nonempty],
+            format!("pktlab: results folder {nonempty} already exists and is not empty"),
+        ),
+        (
+            vec!["--resume", nonempty, "-N", "3"],
+            format!("pktlab: -N cannot be used with --resume: the campaign is the one saved in {nonempty}\n"),
+        ),
+    ] {
+        let out = bench(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with(&msg), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}

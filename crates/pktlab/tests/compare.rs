@@ -1,0 +1,143 @@
+//! `pktlab compare` on results folders (no root needed): between the
+//! configurations of one folder, and between two folders, checked against
+//! Debian's ministat(1) on the same `.pps` files.
+
+use std::path::Path;
+use std::process::Command;
+
+const PKTLAB: &str = env!("CARGO_BIN_EXE_pktlab");
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(PKTLAB).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Debian's ministat predates FreeBSD 13's formula for the error of the
+/// percentage; every other line must be the same.
+fn without_percent_lines(text: &str) -> Vec<&str> {
+    text.lines().filter(|l| !l.contains("% +/-")).collect()
+}
+
+#[test]
+fn two_folders_before_and_after() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (before, after) = (tmp.path().join("before"), tmp.path().join("after"));
+    for d in [&before, &after] {
+        std::fs::create_dir(d).unwrap();
+    }
+    // Seed 002's "hyperthreading_intr_allowed" runs, before and after.
+    write(
+        &before,
+        "forwarding.inet4.pps",
+        "19028337\n19126428\n19099721\n19100000\n19098189\n",
+    );
+    write(
+        &after,
+        "forwarding.inet4.pps",
+        "24396932\n24508797\n24494912\n24480000\n24503409\n",
+    );
+    // Only in the first folder: left out.
+    write(&before, "rps.inet4.pps", "1\n2\n3\n");
+    let (b, a) = (before.to_str().unwrap(), after.to_str().unwrap());
+    let (code, out, err) = run(&["compare", b, a]);
+    assert_eq!(code, 0, "{err}");
+    let (title, body) = out.split_once('\n').unwrap();
+    assert_eq!(
+        title,
+        "Forwarded packets per second, configuration forwarding, traffic inet4:"
+    );
+    assert!(
+        body.contains(&format!("x {b}/forwarding.inet4.pps")),
+        "{body}"
+    );
+    assert!(
+        body.contains(&format!("+ {a}/forwarding.inet4.pps")),
+        "{body}"
+    );
+    assert!(!out.contains("rps"), "{out}");
+    let debian = Command::new("ministat")
+        .args([
+            &format!("{b}/forwarding.inet4.pps"),
+            &format!("{a}/forwarding.inet4.pps"),
+        ])
+        .output()
+        .expect("Debian's ministat (scripts/deps installs it)");
+    let debian = String::from_utf8(debian.stdout).unwrap();
+    assert_eq!(without_percent_lines(body), without_percent_lines(&debian));
+    // The table rows carry the hand-checkable figures.
+    assert!(
+        body.contains("x   5      19028337      19126428      19099721"),
+        "{body}"
+    );
+
+    let (code, out, _) = run(&["compare", b, a, "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(v["datasets"][0]["n"], 5);
+    assert_eq!(v["datasets"][1]["min"], 24396932.0);
+    assert_eq!(v["comparisons"][0]["significant"], true);
+}
+
+#[test]
+fn configurations_of_one_folder_in_campaign_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(d, "forwarding.inet4.pps", "100\n102\n98\n101\n99\n");
+    write(d, "nft-stateful.inet4.pps", "90\n92\n88\n91\n89\n");
+    write(d, "forwarding.inet6.pps", "50\n51\n49\n");
+    // The campaign's order names nft-stateful first: it is the baseline.
+    write(
+        d,
+        "summary.json",
+        r#"{"configs": ["nft-stateful", "forwarding"], "traffics": ["inet4", "inet6"]}"#,
+    );
+    let (code, out, err) = run(&["compare", d.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let blocks: Vec<&str> = out.split("\n\n").collect();
+    assert_eq!(blocks.len(), 2, "{out}");
+    assert!(blocks[0].starts_with(
+        "Forwarded packets per second, traffic inet4:\nx nft-stateful.inet4.pps\n+ forwarding.inet4.pps\n"
+    ));
+    // avg 90 and 100, stddev sqrt(2.5) each: difference 10.
+    assert!(
+        blocks[0].contains("Difference at 95.0% confidence\n\t10 +/- "),
+        "{out}"
+    );
+    assert!(blocks[1]
+        .starts_with("Forwarded packets per second, traffic inet6:\nx forwarding.inet6.pps\n"));
+    let (code, out, _) = run(&["compare", d.to_str().unwrap(), "--traffic", "inet6"]);
+    assert_eq!(code, 0);
+    assert!(!out.contains("inet4"));
+}
+
+#[test]
+fn bad_folders_are_usage_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let empty = tmp.path().to_str().unwrap();
+    for (args, msg) in [
+        (
+            vec!["compare", "/nonexistent/pktlab-r"],
+            "pktlab: /nonexistent/pktlab-r: no such results folder\n".to_string(),
+        ),
+        (
+            vec!["compare", empty],
+            format!("pktlab: {empty}: no .pps files: not a pktlab or BSDRP results folder\n"),
+        ),
+        (
+            vec!["compare", empty, "-c", "42"],
+            "pktlab: invalid confidence level '42': use 80, 90, 95, 98, 99 or 99.5\n".to_string(),
+        ),
+    ] {
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert_eq!(err, msg);
+    }
+}
