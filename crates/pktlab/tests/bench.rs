@@ -4,9 +4,18 @@ mod common;
 
 use common::{pktlab, Lab};
 
+fn results_dir(tag: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("pktlab-bench-{tag}-"))
+        .tempdir()
+        .unwrap()
+}
+
 #[test]
 fn two_short_runs_print_a_ministat_summary() {
     let lab = Lab::up();
+    let dir = results_dir("text");
+    let out_dir = dir.path().join("out");
     let r = pktlab(&[
         "bench",
         "--iterations",
@@ -15,12 +24,20 @@ fn two_short_runs_print_a_ministat_summary() {
         "2",
         "--prefix",
         &lab.prefix,
+        "-o",
+        out_dir.to_str().unwrap(),
     ]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let out = &r.stdout;
-    assert!(out.contains("run 1/2: forwarded "), "{out}");
-    assert!(out.contains("run 2/2: forwarded "), "{out}");
-    assert!(out.contains("x inet4.pps"), "{out}");
+    assert!(
+        out.contains("[1/2] forwarding inet4 #1: forwarded "),
+        "{out}"
+    );
+    assert!(
+        out.contains("[2/2] forwarding inet4 #2: forwarded "),
+        "{out}"
+    );
+    assert!(out.contains("x forwarding.inet4.pps"), "{out}");
     assert!(
         out.contains("    N           Min           Max        Median           Avg        Stddev"),
         "{out}"
@@ -37,12 +54,21 @@ fn two_short_runs_print_a_ministat_summary() {
     assert_eq!(v[0], 2.0);
     assert!(v[1] > 0.0 && v[1] <= v[3] && v[3] <= v[2], "{row}");
     // The virtual lab is called what it is.
-    assert!(r.stderr.contains("share this host"), "{}", r.stderr);
+    assert!(
+        out.contains("share this host") || r.stderr.contains("share this host"),
+        "{out}{}",
+        r.stderr
+    );
+    // The BSDRP-style file holds one value per run.
+    let pps = std::fs::read_to_string(out_dir.join("forwarding.inet4.pps")).unwrap();
+    assert_eq!(pps.lines().count(), 2, "{pps}");
 }
 
 #[test]
 fn json_runs_and_summary() {
     let lab = Lab::up();
+    let dir = results_dir("json");
+    let out_dir = dir.path().join("out");
     let r = pktlab(&[
         "bench",
         "--iterations",
@@ -54,6 +80,8 @@ fn json_runs_and_summary() {
         "--json",
         "-R",
         "20kpps",
+        "-o",
+        out_dir.to_str().unwrap(),
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let lines: Vec<serde_json::Value> = r
@@ -77,6 +105,7 @@ fn json_runs_and_summary() {
     }
     let s = &lines[2];
     assert_eq!(s["type"], "summary");
-    assert_eq!(s["runs"], 2);
-    assert_eq!(s["forwarded_pps"]["n"], 2);
+    assert_eq!(s["runs_finished"], 2);
+    assert_eq!(s["complete"], true);
+    assert_eq!(s["cells"][0]["forwarded"]["n"], 2);
 }

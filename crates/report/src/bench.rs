@@ -27,7 +27,7 @@ pub fn header(c: &Campaign, lab: &str, dir: &str) -> String {
         .collect();
     let configs: Vec<&str> = c.configs.iter().map(|c| c.name.as_str()).collect();
     format!(
-        "pktlab bench {} on {lab}: configurations {}; traffic {}; {} runs of {} s each, {} order; results in {dir}",
+        "Campaign {} on {lab}: configurations {}; traffic {}; {} runs of {} s each, {} order; results in {dir}",
         c.name,
         configs.join(", "),
         traffic.join(", "),

@@ -185,9 +185,11 @@ impl Campaign {
         let warmup = duration("warm-up", r.warmup.as_deref().unwrap_or("1s"))?;
         let tail = duration("tail", r.tail.as_deref().unwrap_or("1s"))?;
         let interval = Duration::from_secs(1);
-        if d < Duration::from_secs(1) || d <= warmup + tail {
+        // The receiver's first and last intervals are partial, so a run of
+        // exactly warm-up + tail still leaves one whole second to value.
+        if d < Duration::from_secs(1) || d < warmup + tail {
             return Err(usage(format!(
-                "invalid duration '{}': a run must be longer than its warm-up ({} s) and tail ({} s) together",
+                "invalid duration '{}': a run must last at least its warm-up ({} s) and tail ({} s) together",
                 r.duration.as_deref().unwrap_or("10s"),
                 warmup.as_secs_f64(),
                 tail.as_secs_f64()
@@ -558,8 +560,8 @@ mod tests {
         for (text, start) in [
             ("[run]\niterations = 0\n", "invalid iteration count 0"),
             (
-                "[run]\nduration = \"2s\"\nwarmup = \"1s\"\ntail = \"1s\"\n",
-                "invalid duration '2s'",
+                "[run]\nduration = \"1.5s\"\nwarmup = \"1s\"\ntail = \"1s\"\n",
+                "invalid duration '1.5s'",
             ),
             ("[run]\norder = \"zigzag\"\n", "invalid order 'zigzag'"),
             ("[[traffic]]\nname = \"x\"\nsize = \"63\"\n", ""),

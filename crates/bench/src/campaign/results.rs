@@ -95,9 +95,25 @@ pub fn utc_stamp(unix: u64) -> String {
 }
 
 impl ResultsDir {
-    /// `results/<name>-<timestamp>` under the current directory.
-    pub fn default_path(name: &str, unix: u64) -> PathBuf {
-        PathBuf::from("results").join(format!("{name}-{}", utc_stamp(unix)))
+    /// `results/<name>-<timestamp>` under the current directory, or
+    /// `...-2`, `...-3` when campaigns start within the same second: the
+    /// folder is created here (`mkdir` claims it atomically), empty.
+    pub fn claim_default(name: &str, unix: u64) -> Result<PathBuf, BenchError> {
+        let base = PathBuf::from("results");
+        std::fs::create_dir_all(&base).map_err(|e| BenchError::file(&base, e))?;
+        let stem = format!("{name}-{}", utc_stamp(unix));
+        for n in 1u32.. {
+            let path = match n {
+                1 => base.join(&stem),
+                _ => base.join(format!("{stem}-{n}")),
+            };
+            match std::fs::create_dir(&path) {
+                Ok(()) => return Ok(path),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(BenchError::file(&path, e)),
+            }
+        }
+        unreachable!("u32 ran out of folder numbers")
     }
 
     /// A new folder (it may exist if empty, as `mktemp -d` leaves it).

@@ -115,7 +115,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let dir_path = match (&args.resume, &args.output_dir) {
         (Some(d), _) => d.clone(),
         (None, Some(d)) => d.clone(),
-        (None, None) => ResultsDir::default_path(&campaign.name, results::unix_now()),
+        (None, None) => ResultsDir::claim_default(&campaign.name, results::unix_now())?,
     };
     let dir = match &args.resume {
         Some(d) => ResultsDir::open(d)?,
