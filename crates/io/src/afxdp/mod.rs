@@ -1,0 +1,249 @@
+//! Linux AF_XDP ports.
+//!
+//! - [`AfXdpTx`]: one AF_XDP socket on one TX queue, with its own UMEM.
+//!   Frames are written straight into UMEM chunks and stay there: `fill`
+//!   gets the length of the frame a chunk last held, so a generator patches
+//!   headers in place. Descriptors are reserved and published a batch at a
+//!   time, and the kernel is woken (one `sendto`) only when it sets the
+//!   need_wakeup flag. No XDP program is needed to send.
+//! - [`AfXdpRx`]: one AF_XDP socket on one RX queue, with its own UMEM. An
+//!   XDP program (`bpf/xsk_redirect.c`, embedded) redirects each queue to
+//!   the socket bound to it through an XSKMAP; all RX sockets of the process
+//!   on one interface share one program and one map.
+//!   [`RxFrame::ts_ns`](crate::port::RxFrame) is CLOCK_REALTIME read once
+//!   per batch, after the batch is taken from the ring: AF_XDP has no
+//!   per-frame receive timestamp.
+//! - [`loader`]: loading and attaching XDP programs through a bpf_link
+//!   (detached when the process ends, however it ends), reusable by other
+//!   backends.
+//!
+//! # Design choices
+//!
+//! - **Ring code**: a small module of our own over `libc` (`ring.rs`,
+//!   `socket.rs`) rather than `xdpilone` (EUPL-1.2, a copyleft licence that
+//!   would bind changes to its files) or `xsk-rs` (MIT, but it builds
+//!   libxdp/libbpf C code through `libxdp-sys`). The kernel ABI is a few
+//!   setsockopts, four mmaps and a bind, and owning the ring code lets the
+//!   batch API match [`TxPort`](crate::port::TxPort) exactly.
+//! - **One UMEM per socket**: each socket (one per thread and queue) owns
+//!   its UMEM, so no chunk ever moves between threads and nothing needs a
+//!   lock. A shared UMEM (XDP_SHARED_UMEM) only pays off when frames move
+//!   between queues or sockets without a copy (forwarding), which a
+//!   generator and a receiver never do.
+//! - **Zero-copy**: [`ZeroCopy::Auto`] binds with neither XDP_COPY nor
+//!   XDP_ZEROCOPY, so the kernel tries zero-copy and falls back to copy
+//!   mode; [`ZeroCopy::On`] where the driver has no zero-copy support (veth)
+//!   is [`IoError::ZeroCopyUnavailable`], a usage error (exit code 2): the
+//!   command line asked for something this interface cannot do.
+//! - **bpffs** is never used: nothing is pinned, the program lives as long
+//!   as its bpf_link's file descriptor.
+//!
+//! Every port works in the network namespace of the thread that opens it;
+//! once open it may be moved to and used from any thread.
+
+pub mod loader;
+mod redirect;
+mod ring;
+mod rx;
+mod socket;
+mod sys;
+mod tx;
+
+use std::fmt;
+
+pub use loader::{AttachMode, Attached};
+pub use rx::AfXdpRx;
+pub use tx::AfXdpTx;
+
+use crate::IoError;
+
+/// Whether to use zero-copy mode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ZeroCopy {
+    /// Zero-copy where the driver supports it, copy mode otherwise.
+    #[default]
+    Auto,
+    /// Zero-copy or an error.
+    On,
+    /// Copy mode.
+    Off,
+}
+
+/// Settings of an AF_XDP socket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct XdpConfig {
+    /// Zero-copy or copy mode (default [`ZeroCopy::Auto`]).
+    pub zerocopy: ZeroCopy,
+    /// UMEM chunk size: a power of two from 2048 to the page size (default
+    /// 2048). A TX frame may fill the whole chunk; a received frame gets
+    /// the chunk less 256 bytes of kernel headroom (1792 bytes by default;
+    /// longer frames are dropped and counted in [`RxPort::drops`](crate::port::RxPort::drops)).
+    pub frame_size: usize,
+    /// Entries of the RX and fill rings, a power of two (default 2048). An RX
+    /// socket's UMEM has twice as many chunks.
+    pub rx_ring_size: u32,
+    /// Entries of the TX and completion rings, a power of two (default
+    /// 2048); a TX socket's UMEM has as many chunks.
+    pub tx_ring_size: u32,
+    /// Most frames one `send_batch` queues and one `recv_batch` delivers
+    /// (default 256).
+    pub batch: usize,
+    /// Ask the kernel to say when it needs a wake-up call (default true);
+    /// without it every batch makes a system call.
+    pub need_wakeup: bool,
+    /// How the RX program is attached (default [`AttachMode::Auto`]).
+    pub attach: AttachMode,
+}
+
+impl Default for XdpConfig {
+    fn default() -> Self {
+        XdpConfig {
+            zerocopy: ZeroCopy::Auto,
+            frame_size: 2048,
+            rx_ring_size: 2048,
+            tx_ring_size: 2048,
+            batch: 256,
+            need_wakeup: true,
+            attach: AttachMode::Auto,
+        }
+    }
+}
+
+/// Largest ring we accept.
+const MAX_RING: u32 = 1 << 16;
+/// Smallest ring we accept.
+const MIN_RING: u32 = 64;
+
+impl XdpConfig {
+    /// Refuses settings the kernel would refuse, with one clear line.
+    fn validate(&self) -> Result<(), IoError> {
+        let page = crate::sys::page_size();
+        if !self.frame_size.is_power_of_two() || self.frame_size < 2048 || self.frame_size > page {
+            return Err(IoError::BadRing(format!(
+                "AF_XDP frame size {} is not a power of two from 2048 to {page}",
+                self.frame_size
+            )));
+        }
+        for (what, n) in [("RX", self.rx_ring_size), ("TX", self.tx_ring_size)] {
+            if !n.is_power_of_two() || !(MIN_RING..=MAX_RING).contains(&n) {
+                return Err(IoError::BadRing(format!(
+                    "AF_XDP {what} ring size {n} is not a power of two from {MIN_RING} to {MAX_RING}"
+                )));
+            }
+        }
+        let max_batch = self.rx_ring_size.min(self.tx_ring_size) as usize;
+        if self.batch == 0 || self.batch > max_batch {
+            return Err(IoError::BadRing(format!(
+                "AF_XDP batch {} is not between 1 and the ring size {max_batch}",
+                self.batch
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The mode a socket actually runs in, for the user to see.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct XdpMode {
+    /// True in zero-copy mode, false in copy mode.
+    pub zerocopy: bool,
+    /// How the RX redirect program is attached; `None` for TX sockets.
+    pub attach: Option<Attached>,
+}
+
+impl fmt::Display for XdpMode {
+    /// `copy`, `zero-copy`, `copy, generic XDP`, ...
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.zerocopy { "zero-copy" } else { "copy" })?;
+        if let Some(a) = self.attach {
+            write!(f, ", {a}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Looks the interface up and refuses one that is down.
+fn usable_iface(name: &str) -> Result<crate::iface::Iface, IoError> {
+    let iface = crate::iface::lookup(name)?;
+    if !crate::iface::is_up(name)? {
+        return Err(IoError::InterfaceDown(name.to_string()));
+    }
+    Ok(iface)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid() {
+        XdpConfig::default().validate().unwrap();
+    }
+
+    #[test]
+    fn bad_settings_are_usage_errors_naming_the_value() {
+        let d = XdpConfig::default();
+        let cases = [
+            (
+                XdpConfig {
+                    frame_size: 3000,
+                    ..d
+                },
+                "AF_XDP frame size 3000 is not a power of two",
+            ),
+            (
+                XdpConfig {
+                    frame_size: 1024,
+                    ..d
+                },
+                "AF_XDP frame size 1024 ",
+            ),
+            (
+                XdpConfig {
+                    rx_ring_size: 1000,
+                    ..d
+                },
+                "AF_XDP RX ring size 1000 is not a power of two from 64 to 65536",
+            ),
+            (
+                XdpConfig {
+                    tx_ring_size: 32,
+                    ..d
+                },
+                "AF_XDP TX ring size 32 ",
+            ),
+            (
+                XdpConfig { batch: 0, ..d },
+                "AF_XDP batch 0 is not between 1 and the ring size 2048",
+            ),
+            (XdpConfig { batch: 4096, ..d }, "AF_XDP batch 4096 "),
+        ];
+        for (cfg, want) in cases {
+            let e = cfg.validate().unwrap_err();
+            assert!(
+                e.to_string().starts_with(&format!("bad ring size: {want}")),
+                "{e}"
+            );
+            assert!(e.is_usage());
+        }
+    }
+
+    #[test]
+    fn mode_display() {
+        let m = XdpMode {
+            zerocopy: false,
+            attach: None,
+        };
+        assert_eq!(m.to_string(), "copy");
+        let m = XdpMode {
+            zerocopy: true,
+            attach: Some(Attached::Native),
+        };
+        assert_eq!(m.to_string(), "zero-copy, native XDP");
+        let m = XdpMode {
+            zerocopy: false,
+            attach: Some(Attached::Generic),
+        };
+        assert_eq!(m.to_string(), "copy, generic XDP");
+    }
+}
