@@ -692,3 +692,202 @@ fn committed_bpf_object_matches_its_source() {
     .unwrap();
     assert_eq!(builtin_object(), &file[..]);
 }
+
+/// Pins the calling thread to `cpu`.
+fn pin_thread(cpu: usize) {
+    // SAFETY: cpu_set_t is plain old data; all-zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: CPU_SET writes one bit inside `set`; sched_setaffinity(0, ..)
+    // changes the calling thread only.
+    let rc = unsafe {
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    assert_eq!(
+        rc,
+        0,
+        "pinning to CPU {cpu}: {}",
+        std::io::Error::last_os_error()
+    );
+}
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The rate of frames `dev` counted as received between 1 s after `start`
+/// (warm-up) and the end of `secs`, while `run` sends; `run` gets a flag to
+/// stop at.
+fn sink_rate(dev: &str, secs: f64, run: impl FnOnce(&std::sync::atomic::AtomicBool) + Send) -> f64 {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let sender = s.spawn(|| run(&stop));
+        std::thread::sleep(Duration::from_secs(1));
+        let c0 = iface::read_counters(dev).unwrap();
+        let t0 = Instant::now();
+        std::thread::sleep(Duration::from_secs_f64(secs - 1.0));
+        let c1 = iface::read_counters(dev).unwrap();
+        let dt = t0.elapsed().as_secs_f64();
+        stop.store(true, Ordering::Relaxed);
+        sender.join().unwrap();
+        c1.delta(&c0).rx_packets as f64 / dt
+    })
+}
+
+/// Sends 64-byte frames (60 bytes + FCS) on `tx` until `stop`, rewriting
+/// only the 4-byte sequence number of frames already in their slot.
+fn blast<T: TxPort>(tx: &mut T, stop: &std::sync::atomic::AtomicBool, batch: usize) {
+    let frame = udp_frame(MAC_A, MAC_B, 1, 0, 60);
+    let mut seq = 0u32;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        tx.send_batch(batch, |_, slot, prev| {
+            if prev != 60 {
+                slot[..60].copy_from_slice(&frame);
+            }
+            slot[42..46].copy_from_slice(&seq.to_be_bytes());
+            seq = seq.wrapping_add(1);
+            60
+        })
+        .unwrap();
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// The speed measurement (not a test: it asserts nothing about speed).
+///
+/// One thread on one CPU pushes 64-byte frames for PKTLAB_SPEED_SECS (5)
+/// seconds into a veth whose peer drops them with an XDP_DROP program in
+/// native mode; the rate is read from the peer's own rx counters after a
+/// 1 s warm-up. AF_XDP, AF_PACKET (AfPacketTx) and trafgen run in turn,
+/// interleaved, for PKTLAB_SPEED_ROUNDS (3) rounds, all on CPU
+/// PKTLAB_SPEED_CPU (0; trafgen -P 1 pins its worker to CPU 0 itself).
+/// PKTLAB_SPEED_TOOLS (a comma list) picks tools, PKTLAB_SPEED_BATCH (256)
+/// the batch size, PKTLAB_SPEED_TX_RING (2048) the AF_XDP TX ring and UMEM
+/// size in chunks.
+///
+/// `cargo test -p pktlab-io --release --test afxdp -- --ignored speed --nocapture`
+#[test]
+#[ignore = "speed measurement, run by hand"]
+fn speed_afxdp_vs_afpacket_vs_trafgen() {
+    let secs: f64 = env_or("PKTLAB_SPEED_SECS", 5.0);
+    let rounds: usize = env_or("PKTLAB_SPEED_ROUNDS", 3);
+    let cpu: usize = env_or("PKTLAB_SPEED_CPU", 0);
+    let batch: usize = env_or("PKTLAB_SPEED_BATCH", 256);
+    let ns = Netns::new();
+    let frame = udp_frame(MAC_A, MAC_B, 1, 0, 60);
+    let cfg_path = std::env::temp_dir().join(format!("pktlab-trafgen-{}.cfg", std::process::id()));
+    let bytes: Vec<String> = frame.iter().map(|b| format!("0x{b:02x}")).collect();
+    std::fs::write(&cfg_path, format!("{{ {} }}\n", bytes.join(", "))).unwrap();
+    struct Remove(std::path::PathBuf);
+    impl Drop for Remove {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    let _cfg_file = Remove(cfg_path.clone());
+
+    let tools: String = env_or("PKTLAB_SPEED_TOOLS", "afxdp,afpacket,trafgen".to_string());
+    let mut results: Vec<(&str, Vec<f64>)> = ["afxdp", "afpacket", "trafgen"]
+        .into_iter()
+        .filter(|t| tools.split(',').any(|x| x == *t))
+        .map(|t| (t, vec![]))
+        .collect();
+    ns.run(|| {
+        let mut obj = XdpObject::load(builtin_object(), &[], &ns.b).unwrap();
+        let sink = obj
+            .attach(
+                "xdp_drop",
+                &iface::lookup(&ns.b).unwrap(),
+                AttachMode::Native,
+            )
+            .unwrap();
+        assert_eq!(sink.mode(), Attached::Native);
+        let xcfg = XdpConfig {
+            batch,
+            tx_ring_size: env_or("PKTLAB_SPEED_TX_RING", 2048),
+            ..XdpConfig::default()
+        };
+        for round in 0..rounds {
+            for (tool, rates) in results.iter_mut() {
+                let rate = match *tool {
+                    "afxdp" => {
+                        let mut tx = AfXdpTx::open(&ns.a, 0, &xcfg).unwrap();
+                        let r = sink_rate(&ns.b, secs, |stop| {
+                            pin_thread(cpu);
+                            blast(&mut tx, stop, batch)
+                        });
+                        if round == 0 {
+                            println!(
+                                "afxdp: mode {}, tx budget {:?}, {} kicks",
+                                tx.mode(),
+                                tx.tx_budget(),
+                                tx.kicks()
+                            );
+                        }
+                        r
+                    }
+                    "afpacket" => {
+                        let mut tx = AfPacketTx::open(&ns.a, &TxRingConfig::default()).unwrap();
+                        sink_rate(&ns.b, secs, |stop| {
+                            pin_thread(cpu);
+                            blast(&mut tx, stop, batch)
+                        })
+                    }
+                    _ => sink_rate(&ns.b, secs, |stop| {
+                        use std::os::unix::process::CommandExt;
+                        // Its own process group: trafgen forks its worker,
+                        // and both must get the signal.
+                        let mut child = Command::new("trafgen")
+                            .args(["-o", &ns.a, "-i"])
+                            .arg(&cfg_path)
+                            .args(["-P", "1", "-Q"])
+                            .stdout(Stdio::null())
+                            .stderr(Stdio::null())
+                            .process_group(0)
+                            .spawn()
+                            .expect("running trafgen (apt-get install netsniff-ng)");
+                        let group = -(child.id() as i32);
+                        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                            std::thread::sleep(Duration::from_millis(10));
+                        }
+                        // SAFETY: kill(2) on our own child's process group.
+                        unsafe { libc::kill(group, libc::SIGINT) };
+                        let deadline = Instant::now() + Duration::from_secs(5);
+                        while child.try_wait().unwrap().is_none() {
+                            if Instant::now() > deadline {
+                                // SAFETY: as above.
+                                unsafe { libc::kill(group, libc::SIGKILL) };
+                            }
+                            std::thread::sleep(Duration::from_millis(10));
+                        }
+                    }),
+                };
+                println!("round {round}: {tool:9} {:>10.0} pps", rate);
+                rates.push(rate);
+            }
+        }
+        drop(sink);
+    });
+    let med: Vec<(&str, f64)> = results.iter_mut().map(|(t, r)| (*t, median(r))).collect();
+    for (t, m) in &med {
+        println!("median {t:9} {m:>10.0} pps");
+    }
+    for (i, (a, ma)) in med.iter().enumerate() {
+        for (b, mb) in &med[i + 1..] {
+            println!("{a}/{b} {:.2}", ma / mb);
+        }
+    }
+}
