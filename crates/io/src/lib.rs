@@ -26,6 +26,11 @@
 //! AF_PACKET tests only send inside namespaces named `pktio-<pid>-<n>` that
 //! they create and delete. A manual TX rate check:
 //! `cargo test -p pktlab-io --release --test afpacket -- --ignored --nocapture`.
+//! The AF_XDP tests also need clang and llvm (the check that the committed
+//! XDP object matches `bpf/xsk_redirect.c`); the AF_XDP speed measurements
+//! (AF_XDP vs AF_PACKET vs trafgen, and the receiver against the interface
+//! counters) are ignored tests:
+//! `cargo test -p pktlab-io --release --test afxdp -- --ignored speed --nocapture`.
 
 pub(crate) mod error;
 pub use error::IoError;

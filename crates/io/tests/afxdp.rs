@@ -891,3 +891,82 @@ fn speed_afxdp_vs_afpacket_vs_trafgen() {
         }
     }
 }
+
+/// The receiver measurement (not a test): trafgen sends 64-byte frames as
+/// fast as it can for PKTLAB_SPEED_SECS (5) seconds into a veth whose peer
+/// has an AfXdpRx on its only queue, drained by one thread pinned to
+/// PKTLAB_SPEED_RX_CPU (1), with PKTLAB_SPEED_RX_RING (2048) RX and fill
+/// ring entries; prints how many frames the socket got against
+/// how many the interface counted, and the socket's drops.
+///
+/// `cargo test -p pktlab-io --release --test afxdp -- --ignored speed_rx --nocapture`
+#[test]
+#[ignore = "speed measurement, run by hand"]
+fn speed_rx_afxdp_against_interface_counters() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let secs: f64 = env_or("PKTLAB_SPEED_SECS", 5.0);
+    let rx_cpu: usize = env_or("PKTLAB_SPEED_RX_CPU", 1);
+    let ns = Netns::new();
+    let frame = udp_frame(MAC_A, MAC_B, 1, 0, 60);
+    let bytes: Vec<String> = frame.iter().map(|b| format!("0x{b:02x}")).collect();
+    let cfg_path =
+        std::env::temp_dir().join(format!("pktlab-trafgen-rx-{}.cfg", std::process::id()));
+    std::fs::write(&cfg_path, format!("{{ {} }}\n", bytes.join(", "))).unwrap();
+    ns.run(|| {
+        let cfg = XdpConfig {
+            rx_ring_size: env_or("PKTLAB_SPEED_RX_RING", 2048),
+            ..XdpConfig::default()
+        };
+        let mut rx = AfXdpRx::open(&ns.b, 0, &cfg).unwrap();
+        println!("afxdp rx: mode {}, ring {}", rx.mode(), cfg.rx_ring_size);
+        let before = iface::read_counters(&ns.b).unwrap();
+        let stop = AtomicBool::new(false);
+        let got = std::thread::scope(|s| {
+            let rx = &mut rx;
+            let stop = &stop;
+            let counter = s.spawn(move || {
+                pin_thread(rx_cpu);
+                let mut n = 0u64;
+                loop {
+                    let k = rx
+                        .recv_batch(Duration::from_millis(10), |_| n += 1)
+                        .unwrap();
+                    if k == 0 && stop.load(Ordering::Relaxed) {
+                        return n;
+                    }
+                }
+            });
+            let status = Command::new("timeout")
+                .args([
+                    "-s",
+                    "INT",
+                    &format!("{secs}"),
+                    "trafgen",
+                    "-o",
+                    &ns.a,
+                    "-i",
+                ])
+                .arg(&cfg_path)
+                .args(["-P", "1", "-Q"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .expect("running trafgen (apt-get install netsniff-ng)");
+            assert!(status.code().is_some());
+            std::thread::sleep(Duration::from_millis(200));
+            stop.store(true, Ordering::Relaxed);
+            counter.join().unwrap()
+        });
+        let d = iface::read_counters(&ns.b).unwrap().delta(&before);
+        let drops = rx.drops().unwrap();
+        println!(
+            "interface rx_packets {} ({:.0} pps), socket received {} ({:.3}%), socket drops {}",
+            d.rx_packets,
+            d.rx_packets as f64 / secs,
+            got,
+            100.0 * got as f64 / d.rx_packets as f64,
+            drops
+        );
+    });
+    let _ = std::fs::remove_file(&cfg_path);
+}
