@@ -110,8 +110,10 @@ pub struct XdpConfig {
     /// Entries of the TX and completion rings, a power of two (default
     /// 2048); a TX socket's UMEM has as many chunks.
     pub tx_ring_size: u32,
-    /// Most frames one `send_batch` queues and one `recv_batch` delivers
-    /// (default 256).
+    /// Most frames one `recv_batch` delivers, and (copy mode, where the
+    /// kernel allows it) how many descriptors one wake-up `sendto` turns
+    /// into frames (default 256). `send_batch` queues as many frames as it
+    /// is asked for while ring entries and UMEM chunks are free.
     pub batch: usize,
     /// Ask the kernel to say when it needs a wake-up call (default true);
     /// without it every batch makes a system call.

@@ -132,18 +132,8 @@ impl XskSocket {
             }
         }
 
-        let fd = crate::sys::socket(libc::AF_XDP, libc::SOCK_RAW, 0).map_err(|e| {
-            match e.raw_os_error() {
-                Some(libc::EPERM) | Some(libc::EACCES) => IoError::NotPermitted {
-                    what: "opening an AF_XDP socket",
-                    caps: "CAP_NET_RAW",
-                },
-                Some(libc::EAFNOSUPPORT) | Some(libc::EPROTONOSUPPORT) => {
-                    IoError::Unsupported("AF_XDP")
-                }
-                _ => IoError::sys("opening an AF_XDP socket", name, e),
-            }
-        })?;
+        let fd = crate::sys::socket(libc::AF_XDP, libc::SOCK_RAW, 0)
+            .map_err(|e| socket_error(name, e))?;
         let raw = fd.as_raw_fd();
 
         let (fill_size, comp_size, frames) = match dir {
@@ -309,6 +299,43 @@ impl XskSocket {
     }
 }
 
+/// Maps the error of `socket(AF_XDP)`.
+fn socket_error(iface: &str, e: io::Error) -> IoError {
+    match e.raw_os_error() {
+        Some(libc::EPERM) | Some(libc::EACCES) => IoError::NotPermitted {
+            what: "opening an AF_XDP socket",
+            caps: "CAP_NET_RAW",
+        },
+        // A kernel built without CONFIG_XDP_SOCKETS.
+        Some(libc::EAFNOSUPPORT) | Some(libc::EPROTONOSUPPORT) => IoError::Unsupported("AF_XDP"),
+        _ => IoError::sys("opening an AF_XDP socket", iface, e),
+    }
+}
+
 fn sys_opt<T: Copy>(fd: RawFd, name: libc::c_int, val: &T) -> io::Result<()> {
     crate::sys::setsockopt(fd, libc::SOL_XDP, name, val)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn socket_errors() {
+        // EAFNOSUPPORT cannot be provoked on a kernel with AF_XDP: check the mapping.
+        let e = socket_error("eth0", io::Error::from_raw_os_error(libc::EAFNOSUPPORT));
+        assert_eq!(e.to_string(), "AF_XDP not supported by this kernel");
+        assert!(!e.is_usage());
+        let e = socket_error("eth0", io::Error::from_raw_os_error(libc::EPERM));
+        assert_eq!(
+            e.to_string(),
+            "opening an AF_XDP socket needs root or CAP_NET_RAW"
+        );
+        let e = socket_error("eth0", io::Error::from_raw_os_error(libc::EMFILE));
+        assert_eq!(
+            e.to_string(),
+            "opening an AF_XDP socket on eth0: Too many open files"
+        );
+        assert!(!e.is_usage());
+    }
 }

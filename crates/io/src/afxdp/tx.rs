@@ -28,7 +28,6 @@ pub struct AfXdpTx {
     free: Vec<u32>,
     /// Length of the frame each chunk last held (0: never sent).
     chunk_lens: Vec<u32>,
-    batch: usize,
     tx_errors: u64,
     /// Largest frame the interface's MTU allows (without a VLAN tag).
     max_len: usize,
@@ -47,7 +46,6 @@ impl AfXdpTx {
             // Popped from the end: chunk 0 is used first.
             free: (0..frames).rev().collect(),
             chunk_lens: vec![0; frames as usize],
-            batch: cfg.batch,
             tx_errors: 0,
             max_len: info.mtu as usize + ETH_HLEN,
             kicks: 0,
@@ -73,8 +71,9 @@ impl AfXdpTx {
         self.sock.queue
     }
 
-    /// Wake-up system calls made so far (one per batch at most, and only
-    /// when the kernel asked for one).
+    /// Wake-up system calls made so far: after a batch only when the kernel
+    /// asked for one (always, in copy mode), more while waiting for free
+    /// chunks and in `flush`.
     pub fn kicks(&self) -> u64 {
         self.kicks
     }
@@ -160,7 +159,7 @@ impl TxPort for AfXdpTx {
         n: usize,
         mut fill: F,
     ) -> Result<usize, IoError> {
-        let want = n.min(self.batch) as u32;
+        let want = n.min(u32::MAX as usize) as u32;
         if want == 0 {
             return Ok(0);
         }
