@@ -895,7 +895,7 @@ fn speed_afxdp_vs_afpacket_vs_trafgen() {
 /// The receiver measurement (not a test): trafgen sends 64-byte frames as
 /// fast as it can for PKTLAB_SPEED_SECS (5) seconds into a veth whose peer
 /// has an AfXdpRx on its only queue, drained by one thread pinned to
-/// PKTLAB_SPEED_RX_CPU (1), with PKTLAB_SPEED_RX_RING (2048) RX and fill
+/// PKTLAB_SPEED_RX_CPU (1), with PKTLAB_SPEED_RX_RING (the default, 8192) RX and fill
 /// ring entries; prints how many frames the socket got against
 /// how many the interface counted, and the socket's drops.
 ///
@@ -914,7 +914,7 @@ fn speed_rx_afxdp_against_interface_counters() {
     std::fs::write(&cfg_path, format!("{{ {} }}\n", bytes.join(", "))).unwrap();
     ns.run(|| {
         let cfg = XdpConfig {
-            rx_ring_size: env_or("PKTLAB_SPEED_RX_RING", 2048),
+            rx_ring_size: env_or("PKTLAB_SPEED_RX_RING", XdpConfig::default().rx_ring_size),
             ..XdpConfig::default()
         };
         let mut rx = AfXdpRx::open(&ns.b, 0, &cfg).unwrap();
@@ -959,8 +959,10 @@ fn speed_rx_afxdp_against_interface_counters() {
         });
         let d = iface::read_counters(&ns.b).unwrap().delta(&before);
         let drops = rx.drops().unwrap();
+        let st = rx.statistics().unwrap();
+        assert_eq!(drops, st.rx_dropped + st.rx_ring_full);
         println!(
-            "interface rx_packets {} ({:.0} pps), socket received {} ({:.3}%), socket drops {}",
+            "interface rx_packets {} ({:.0} pps), socket received {} ({:.3}%), socket drops {} ({st:?})",
             d.rx_packets,
             d.rx_packets as f64 / secs,
             got,

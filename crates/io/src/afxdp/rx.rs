@@ -29,6 +29,19 @@ pub struct AfXdpRx {
     batch: u32,
 }
 
+/// Counters the kernel keeps for an AF_XDP RX socket, cumulative since open.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct XdpStatistics {
+    /// Frames dropped: no chunk in the fill ring, or too long for a chunk.
+    pub rx_dropped: u64,
+    /// Frames dropped because the RX ring was full (user space too slow).
+    pub rx_ring_full: u64,
+    /// Times the kernel found the fill ring empty.
+    pub fill_ring_empty: u64,
+    /// Invalid descriptors in the fill ring (a bug if not 0).
+    pub rx_invalid_descs: u64,
+}
+
 /// This socket's place in the shared redirect program's map.
 struct RxRedirect {
     redirect: Arc<Redirect>,
@@ -102,6 +115,17 @@ impl AfXdpRx {
     /// The queue this port receives on.
     pub fn queue(&self) -> u32 {
         self.sock.queue
+    }
+
+    /// The kernel's counters for this socket (XDP_STATISTICS).
+    pub fn statistics(&self) -> Result<XdpStatistics, IoError> {
+        let st = self.sock.statistics()?;
+        Ok(XdpStatistics {
+            rx_dropped: st.rx_dropped,
+            rx_ring_full: st.rx_ring_full,
+            fill_ring_empty: st.rx_fill_ring_empty_descs,
+            rx_invalid_descs: st.rx_invalid_descs,
+        })
     }
 
     /// Moves spare chunks into the fill ring, as many as fit.
