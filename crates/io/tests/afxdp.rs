@@ -187,6 +187,64 @@ fn two_queues_afxdp_to_afxdp_exact_counts_per_queue() {
 }
 
 #[test]
+fn shared_umem_tx_on_two_queues() {
+    let ns = Netns::new();
+    let (a, b) = veth_pair(&ns, "s", 2);
+    ns.run(|| {
+        let cfg = small();
+        let mut rxs: Vec<AfXdpRx> = (0..2)
+            .map(|q| AfXdpRx::open(&b, q, &cfg).unwrap())
+            .collect();
+        let mut txs = AfXdpTx::open_shared_umem(&a, &[0, 1], &cfg).unwrap();
+        assert_eq!(txs.len(), 2);
+        assert_eq!(txs[1].queue(), 1);
+        assert_eq!(txs[1].mode().to_string(), "copy");
+        // Twice the ring per socket, so that chunks are reused: a chunk
+        // handed out twice (overlapping shares) would corrupt frames.
+        const PER_QUEUE: usize = 2 * 512;
+        let frames: Vec<Vec<Vec<u8>>> = (0..2u16)
+            .map(|q| {
+                (0..PER_QUEUE as u32)
+                    .map(|i| udp_frame(MAC_A, MAC_B, 2000 + q, i, 60 + (i as usize % 300)))
+                    .collect()
+            })
+            .collect();
+        let mut got = [Vec::new(), Vec::new()];
+        for start in (0..PER_QUEUE).step_by(128) {
+            // Both ports fill their chunks before either is sent.
+            for (q, tx) in txs.iter_mut().enumerate() {
+                let f = &frames[q][start..start + 128];
+                let n = tx
+                    .send_batch(128, |i, slot, _| {
+                        slot[..f[i].len()].copy_from_slice(&f[i]);
+                        f[i].len()
+                    })
+                    .unwrap();
+                assert_eq!(n, 128);
+            }
+            for tx in txs.iter_mut() {
+                tx.flush().unwrap();
+            }
+            for q in 0..2 {
+                recv_into(&mut rxs[q], &mut got[q], start + 128);
+            }
+        }
+        for q in 0..2 {
+            assert_eq!(got[q].len(), PER_QUEUE, "queue {q}");
+            assert_eq!(got[q], frames[q], "queue {q}: frames differ");
+            assert_eq!(rxs[q].drops().unwrap(), 0);
+        }
+        // The second socket of a shared UMEM can be dropped before the first.
+        let second = txs.pop().unwrap();
+        drop(second);
+        send_frames(&mut txs[0], &frames[0][..10], 10, || {});
+        let mut more = Vec::new();
+        recv_into(&mut rxs[0], &mut more, 10);
+        assert_eq!(more, frames[0][..10]);
+    });
+}
+
+#[test]
 fn afxdp_tx_to_afpacket_rx() {
     let ns = Netns::new();
     ns.run(|| {
@@ -971,4 +1029,60 @@ fn speed_rx_afxdp_against_interface_counters() {
         );
     });
     let _ = std::fs::remove_file(&cfg_path);
+}
+
+/// UMEM shared by two TX sockets or one per socket (not a test): two
+/// threads, pinned to CPUs 0 and 1, each push 64-byte frames on their own
+/// queue of a 2-queue veth whose peer drops them with XDP_DROP (native);
+/// the peer's rx counters give the rate. PKTLAB_SPEED_ROUNDS (3) rounds,
+/// interleaved, PKTLAB_SPEED_SECS (5) seconds each.
+///
+/// `cargo test -p pktlab-io --release --test afxdp -- --ignored speed_umem --nocapture`
+#[test]
+#[ignore = "speed measurement, run by hand"]
+fn speed_umem_shared_vs_per_socket() {
+    let secs: f64 = env_or("PKTLAB_SPEED_SECS", 5.0);
+    let rounds: usize = env_or("PKTLAB_SPEED_ROUNDS", 3);
+    let ns = Netns::new();
+    let (a, b) = veth_pair(&ns, "u", 2);
+    let mut results = [("per-socket", vec![]), ("shared", vec![])];
+    ns.run(|| {
+        let mut obj = XdpObject::load(builtin_object(), &[], &b).unwrap();
+        let sink = obj
+            .attach("xdp_drop", &iface::lookup(&b).unwrap(), AttachMode::Native)
+            .unwrap();
+        let cfg = XdpConfig::default();
+        for round in 0..rounds {
+            for (kind, rates) in results.iter_mut() {
+                let mut txs = if *kind == "shared" {
+                    AfXdpTx::open_shared_umem(&a, &[0, 1], &cfg).unwrap()
+                } else {
+                    vec![
+                        AfXdpTx::open(&a, 0, &cfg).unwrap(),
+                        AfXdpTx::open(&a, 1, &cfg).unwrap(),
+                    ]
+                };
+                let rate = sink_rate(&b, secs, |stop| {
+                    std::thread::scope(|s| {
+                        for (cpu, tx) in txs.iter_mut().enumerate() {
+                            s.spawn(move || {
+                                pin_thread(cpu);
+                                blast(tx, stop, cfg.batch)
+                            });
+                        }
+                    })
+                });
+                println!("round {round}: {kind:10} {rate:>10.0} pps");
+                rates.push(rate);
+            }
+        }
+        drop(sink);
+    });
+    let m: Vec<f64> = results.iter_mut().map(|(_, r)| median(r)).collect();
+    println!(
+        "median per-socket {:.0} pps, shared {:.0} pps, shared/per-socket {:.3}",
+        m[0],
+        m[1],
+        m[1] / m[0]
+    );
 }

@@ -25,17 +25,22 @@
 //!   libxdp/libbpf C code through `libxdp-sys`). The kernel ABI is a few
 //!   setsockopts, four mmaps and a bind, and owning the ring code lets the
 //!   batch API match [`TxPort`](crate::port::TxPort) exactly.
-//! - **One UMEM per socket**: each socket (one per thread and queue) owns
-//!   its UMEM, so no chunk ever moves between threads and nothing needs a
-//!   lock. A shared UMEM (XDP_SHARED_UMEM) changes only the memory footprint
-//!   and the number of registrations, and pays off when frames move between
-//!   queues without a copy (forwarding), which a generator and a receiver
-//!   never do. Measured on veth (copy mode): one TX socket ran as fast with
-//!   a UMEM of 64 chunks (128 KiB) as with 4096 chunks (8 MiB), medians of
-//!   3 interleaved runs 860 and 826 kpps (run-to-run noise about 10%), and
-//!   perf puts 99% of the sending thread's time in the kernel's per-frame
-//!   skb path and 1% in user space: there is nothing for sharing to speed
-//!   up. (No zero-copy NIC was available to measure.)
+//! - **One UMEM per socket** by default: each socket (one per thread and
+//!   queue) owns its UMEM, so no chunk ever moves between threads and
+//!   nothing needs a lock or outlives its port. [`AfXdpTx::open_shared_umem`]
+//!   opens several TX sockets on one UMEM (XDP_SHARED_UMEM, each with its
+//!   own chunks and completion ring) for comparison. Measured on a 2-queue
+//!   veth, two threads on two CPUs pushing 64-byte frames into an XDP_DROP
+//!   peer (`speed_umem_shared_vs_per_socket`, 8 interleaved rounds of 5 s):
+//!   per-socket median 1.18 Mpps, shared 1.19 Mpps, ratio 1.01 with a
+//!   run-to-run spread of about 30% on a machine shared with other work; a
+//!   single socket also ran as fast with 64 UMEM chunks as with 4096. In
+//!   copy mode 99% of the sending thread's time is in the kernel's
+//!   per-frame skb path and 1% in user space: sharing, which only changes
+//!   the memory footprint and the number of registrations, has nothing to
+//!   speed up, so the simpler per-socket UMEM stays the default. (No
+//!   zero-copy NIC was available to measure; the receiver uses a per-socket
+//!   UMEM only.)
 //! - **Zero-copy**: [`ZeroCopy::Auto`] binds with neither XDP_COPY nor
 //!   XDP_ZEROCOPY, so the kernel tries zero-copy and falls back to copy
 //!   mode; [`ZeroCopy::On`] where the driver has no zero-copy support (veth)
@@ -105,7 +110,7 @@ pub struct XdpConfig {
     /// socket's UMEM has twice as many chunks (32 MiB by default). The ring
     /// absorbs the time the receiving thread is not running: on a loaded
     /// 2-CPU machine, receiving a 230-300 kpps trafgen stream on a veth, a
-    /// ring of 2048 lost 0.2-0.5% of the frames (RX ring full) in 4 of 4
+    /// ring of 2048 lost 0.2-0.6% of the frames (RX ring full) in 4 of 4
     /// runs, 4096 lost 0.13-0.31% in 3 of 9 runs, 8192 lost none in 9 runs.
     pub rx_ring_size: u32,
     /// Entries of the TX and completion rings, a power of two (default

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::redirect::Redirect;
-use super::socket::{Direction, XskSocket};
+use super::socket::{Direction, UmemPlan, XskSocket};
 use super::{XdpConfig, XdpMode};
 use crate::iface::Iface;
 use crate::port::{RxFrame, RxPort};
@@ -73,13 +73,19 @@ impl AfXdpRx {
         // The program first: a socket closed because attaching failed would
         // keep its queue busy for a moment (the kernel releases it later).
         let redirect = Redirect::acquire(&info, queues, cfg.attach)?;
-        let sock = XskSocket::open(&info, queue, cfg, Direction::Rx)?;
+        let sock = XskSocket::open(
+            &info,
+            queue,
+            cfg,
+            Direction::Rx,
+            UmemPlan::Own { sockets: 1 },
+        )?;
         let mut rx = AfXdpRx {
             redirect: RxRedirect {
                 redirect: redirect.clone(),
                 queue,
             },
-            spare: (0..sock.umem.frames as u64)
+            spare: (sock.umem.first as u64..(sock.umem.first + sock.umem.frames) as u64)
                 .rev()
                 .map(|c| c * sock.umem.frame_size as u64)
                 .collect(),

@@ -3,6 +3,7 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::Arc;
 
 use super::ring::{ConsRing, ProdRing};
 use super::sys::{self, Mapping};
@@ -17,11 +18,23 @@ pub(super) enum Direction {
     Tx,
 }
 
-/// The UMEM area: `frames` chunks of `frame_size` bytes, registered with the
-/// socket's kernel side.
+/// Where a socket's UMEM comes from.
+#[derive(Clone, Copy)]
+pub(super) enum UmemPlan<'a> {
+    /// Its own UMEM, registered by this socket, large enough for `sockets`
+    /// shares; this socket uses the first share.
+    Own { sockets: u32 },
+    /// Share number `index` of `owner`'s UMEM (XDP_SHARED_UMEM).
+    Shared { owner: &'a XskSocket, index: u32 },
+}
+
+/// A socket's share of a UMEM area: chunks `first .. first + frames` of
+/// `frame_size` bytes. The area may be shared by several sockets, each
+/// using its own chunks only.
 pub(super) struct Umem {
-    area: Mapping,
+    area: Arc<Mapping>,
     pub(super) frame_size: usize,
+    pub(super) first: u32,
     pub(super) frames: u32,
 }
 
@@ -34,9 +47,9 @@ impl Umem {
     #[inline(always)]
     #[allow(clippy::mut_from_ref)]
     pub(super) unsafe fn chunk_mut(&self, chunk: u32) -> &mut [u8] {
-        debug_assert!(chunk < self.frames);
-        // SAFETY: chunk < frames, so the chunk lies inside the area; the
-        // caller guarantees exclusive ownership.
+        debug_assert!((self.first..self.first + self.frames).contains(&chunk));
+        // SAFETY: the chunk is one of this socket's share, which lies inside
+        // the area; the caller guarantees exclusive ownership.
         unsafe {
             std::slice::from_raw_parts_mut(
                 self.area.ptr().add(chunk as usize * self.frame_size),
@@ -92,7 +105,7 @@ const UNUSED_RING: u32 = 64;
 const BUSY_RETRY: std::time::Duration = std::time::Duration::from_millis(300);
 
 impl XskSocket {
-    /// Opens a socket with its own UMEM on `queue` of `iface`.
+    /// Opens a socket on `queue` of `iface`, with the UMEM `plan` says.
     ///
     /// The kernel releases a closed socket's hold on its queue from a work
     /// queue, a little after `close`: a queue found busy is tried again for
@@ -103,10 +116,11 @@ impl XskSocket {
         queue: u32,
         cfg: &XdpConfig,
         dir: Direction,
+        plan: UmemPlan<'_>,
     ) -> Result<XskSocket, IoError> {
         let start = std::time::Instant::now();
         loop {
-            match Self::open_once(iface, queue, cfg, dir) {
+            match Self::open_once(iface, queue, cfg, dir, plan) {
                 Err(IoError::QueueBusy { .. }) if start.elapsed() < BUSY_RETRY => {
                     std::thread::sleep(std::time::Duration::from_millis(10))
                 }
@@ -120,6 +134,7 @@ impl XskSocket {
         queue: u32,
         cfg: &XdpConfig,
         dir: Direction,
+        plan: UmemPlan<'_>,
     ) -> Result<XskSocket, IoError> {
         let name = iface.name.as_str();
         if let Some(count) = sys::queue_count(name)? {
@@ -140,26 +155,14 @@ impl XskSocket {
             Direction::Rx => (cfg.rx_ring_size, UNUSED_RING, 2 * cfg.rx_ring_size),
             Direction::Tx => (UNUSED_RING, cfg.tx_ring_size, cfg.tx_ring_size),
         };
-        let area_len = frames as usize * cfg.frame_size;
-        let area = Mapping::anonymous(area_len)
-            .map_err(|e| IoError::sys(format!("allocating a UMEM of {area_len} bytes"), name, e))?;
-        let reg = libc::xdp_umem_reg {
-            addr: area.ptr() as u64,
-            len: area_len as u64,
-            chunk_size: cfg.frame_size as u32,
-            headroom: 0,
-            flags: 0,
-            tx_metadata_len: 0,
+        let (area, first) = match plan {
+            UmemPlan::Own { sockets } => {
+                let area = register_umem(raw, name, cfg, frames as usize * sockets as usize)?;
+                (area, 0)
+            }
+            UmemPlan::Shared { owner, index } => (owner.umem.area.clone(), index * frames),
         };
-        sys_opt(raw, libc::XDP_UMEM_REG, &reg).map_err(|e| match e.raw_os_error() {
-            Some(libc::ENOPROTOOPT) => IoError::Unsupported("AF_XDP"),
-            Some(libc::ENOMEM) | Some(libc::ENOBUFS) | Some(libc::EPERM) => IoError::sys(
-                format!("registering a UMEM of {area_len} bytes (locked memory limit?)"),
-                name,
-                e,
-            ),
-            _ => IoError::sys(format!("registering a UMEM of {area_len} bytes"), name, e),
-        })?;
+
         let ring_err = |what: &str, size: u32, e: io::Error| match e.raw_os_error() {
             Some(libc::EINVAL) => IoError::BadRing(format!(
                 "the kernel refused an AF_XDP {what} ring of {size} entries"
@@ -242,24 +245,35 @@ impl XskSocket {
         if cfg.need_wakeup {
             flags |= libc::XDP_USE_NEED_WAKEUP;
         }
-        sys::bind_xdp(raw, iface.index, queue, flags).map_err(|e| match e.raw_os_error() {
-            Some(libc::EBUSY) => IoError::QueueBusy {
-                iface: name.to_string(),
-                queue,
-            },
-            Some(libc::EOPNOTSUPP) if cfg.zerocopy == ZeroCopy::On => {
-                IoError::ZeroCopyUnavailable {
+        let mut shared_fd = 0;
+        if let UmemPlan::Shared { owner, .. } = plan {
+            // A socket sharing a UMEM takes its mode from the owner and may
+            // set no other flag.
+            flags = libc::XDP_SHARED_UMEM;
+            shared_fd = owner.raw_fd() as u32;
+        }
+        sys::bind_xdp(raw, iface.index, queue, flags, shared_fd).map_err(|e| {
+            match e.raw_os_error() {
+                Some(libc::EBUSY) => IoError::QueueBusy {
                     iface: name.to_string(),
                     queue,
+                },
+                Some(libc::EOPNOTSUPP) if cfg.zerocopy == ZeroCopy::On => {
+                    IoError::ZeroCopyUnavailable {
+                        iface: name.to_string(),
+                        queue,
+                    }
                 }
+                Some(libc::ENODEV) | Some(libc::ENXIO) => {
+                    IoError::NoSuchInterface(name.to_string())
+                }
+                Some(libc::ENETDOWN) => IoError::InterfaceDown(name.to_string()),
+                _ => IoError::sys(
+                    format!("binding an AF_XDP socket to queue {queue}"),
+                    name,
+                    e,
+                ),
             }
-            Some(libc::ENODEV) | Some(libc::ENXIO) => IoError::NoSuchInterface(name.to_string()),
-            Some(libc::ENETDOWN) => IoError::InterfaceDown(name.to_string()),
-            _ => IoError::sys(
-                format!("binding an AF_XDP socket to queue {queue}"),
-                name,
-                e,
-            ),
         })?;
 
         let mut opts = libc::xdp_options { flags: 0 };
@@ -274,6 +288,7 @@ impl XskSocket {
             umem: Umem {
                 area,
                 frame_size: cfg.frame_size,
+                first,
                 frames,
             },
             fd,
@@ -297,6 +312,36 @@ impl XskSocket {
             .map_err(|e| IoError::sys("reading XDP_STATISTICS", &self.iface.name, e))?;
         Ok(st)
     }
+}
+
+/// Allocates a UMEM area of `frames` chunks and registers it with `fd`.
+fn register_umem(
+    fd: RawFd,
+    name: &str,
+    cfg: &XdpConfig,
+    frames: usize,
+) -> Result<Arc<Mapping>, IoError> {
+    let area_len = frames * cfg.frame_size;
+    let area = Mapping::anonymous(area_len)
+        .map_err(|e| IoError::sys(format!("allocating a UMEM of {area_len} bytes"), name, e))?;
+    let reg = libc::xdp_umem_reg {
+        addr: area.ptr() as u64,
+        len: area_len as u64,
+        chunk_size: cfg.frame_size as u32,
+        headroom: 0,
+        flags: 0,
+        tx_metadata_len: 0,
+    };
+    sys_opt(fd, libc::XDP_UMEM_REG, &reg).map_err(|e| match e.raw_os_error() {
+        Some(libc::ENOPROTOOPT) => IoError::Unsupported("AF_XDP"),
+        Some(libc::ENOMEM) | Some(libc::ENOBUFS) | Some(libc::EPERM) => IoError::sys(
+            format!("registering a UMEM of {area_len} bytes (locked memory limit?)"),
+            name,
+            e,
+        ),
+        _ => IoError::sys(format!("registering a UMEM of {area_len} bytes"), name, e),
+    })?;
+    Ok(Arc::new(area))
 }
 
 /// Maps the error of `socket(AF_XDP)`.

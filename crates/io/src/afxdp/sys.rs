@@ -89,6 +89,10 @@ impl Drop for Mapping {
 // SAFETY: a mapping is owned by one socket; moving it to another thread moves
 // that exclusive ownership (the kernel side is thread-agnostic).
 unsafe impl Send for Mapping {}
+// SAFETY: `&Mapping` only hands out the base pointer; every access through it
+// is an unsafe block whose caller owns the bytes it touches (the sockets
+// sharing a UMEM area use disjoint chunks).
+unsafe impl Sync for Mapping {}
 
 /// `getsockopt(2)` into a plain-old-data value; returns the length the
 /// kernel wrote (older kernels write shorter versions of some structs).
@@ -108,14 +112,21 @@ pub(super) fn getsockopt_len<T: Copy>(
     }
 }
 
-/// `bind(2)` an AF_XDP socket to queue `queue` of interface `ifindex`.
-pub(super) fn bind_xdp(fd: RawFd, ifindex: u32, queue: u32, flags: u16) -> io::Result<()> {
+/// `bind(2)` an AF_XDP socket to queue `queue` of interface `ifindex`
+/// (`shared_fd`: the socket whose UMEM it shares, with XDP_SHARED_UMEM).
+pub(super) fn bind_xdp(
+    fd: RawFd,
+    ifindex: u32,
+    queue: u32,
+    flags: u16,
+    shared_fd: u32,
+) -> io::Result<()> {
     let sxdp = libc::sockaddr_xdp {
         sxdp_family: libc::AF_XDP as u16,
         sxdp_flags: flags,
         sxdp_ifindex: ifindex,
         sxdp_queue_id: queue,
-        sxdp_shared_umem_fd: 0,
+        sxdp_shared_umem_fd: shared_fd,
     };
     // SAFETY: `sxdp` is a valid sockaddr_xdp of the length we pass.
     let rc = unsafe {

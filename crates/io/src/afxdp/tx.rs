@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::socket::{Direction, XskSocket};
+use super::socket::{Direction, UmemPlan, XskSocket};
 use super::{XdpConfig, XdpMode};
 use crate::iface::Iface;
 use crate::port::TxPort;
@@ -40,17 +40,67 @@ impl AfXdpTx {
     pub fn open(iface: &str, queue: u32, cfg: &XdpConfig) -> Result<Self, IoError> {
         cfg.validate()?;
         let info = super::usable_iface(iface)?;
-        let sock = XskSocket::open(&info, queue, cfg, Direction::Tx)?;
-        let frames = sock.umem.frames;
-        Ok(AfXdpTx {
-            // Popped from the end: chunk 0 is used first.
-            free: (0..frames).rev().collect(),
+        let sock = XskSocket::open(
+            &info,
+            queue,
+            cfg,
+            Direction::Tx,
+            UmemPlan::Own { sockets: 1 },
+        )?;
+        Ok(Self::with_socket(sock))
+    }
+
+    /// Opens one AF_XDP socket per queue of `queues` on `iface`, all sharing
+    /// one UMEM (XDP_SHARED_UMEM; each socket uses its own chunks and has its
+    /// own completion ring, so the ports stay independent and may go to
+    /// different threads). The first socket decides the mode of all.
+    ///
+    /// [`AfXdpTx::open`] (one UMEM per socket) is the default: on veth both
+    /// ran at the same speed (see the module documentation); this exists for
+    /// that comparison and for zero-copy NICs, where it may differ.
+    pub fn open_shared_umem(
+        iface: &str,
+        queues: &[u32],
+        cfg: &XdpConfig,
+    ) -> Result<Vec<Self>, IoError> {
+        cfg.validate()?;
+        let info = super::usable_iface(iface)?;
+        let Some((&q0, rest)) = queues.split_first() else {
+            return Ok(Vec::new());
+        };
+        let owner = XskSocket::open(
+            &info,
+            q0,
+            cfg,
+            Direction::Tx,
+            UmemPlan::Own {
+                sockets: queues.len() as u32,
+            },
+        )?;
+        let mut others = Vec::with_capacity(rest.len());
+        for (i, &q) in rest.iter().enumerate() {
+            let plan = UmemPlan::Shared {
+                owner: &owner,
+                index: i as u32 + 1,
+            };
+            others.push(XskSocket::open(&info, q, cfg, Direction::Tx, plan)?);
+        }
+        let mut ports = vec![Self::with_socket(owner)];
+        ports.extend(others.into_iter().map(Self::with_socket));
+        Ok(ports)
+    }
+
+    fn with_socket(sock: XskSocket) -> Self {
+        let (first, frames) = (sock.umem.first, sock.umem.frames);
+        AfXdpTx {
+            // Popped from the end: the first chunk is used first.
+            free: (first..first + frames).rev().collect(),
             chunk_lens: vec![0; frames as usize],
             tx_errors: 0,
-            max_len: info.mtu as usize + ETH_HLEN,
+            max_len: sock.iface.mtu as usize + ETH_HLEN,
             kicks: 0,
             sock,
-        })
+        }
     }
 
     /// The mode the socket runs in (copy or zero-copy).
@@ -96,13 +146,13 @@ impl AfXdpTx {
         if n == 0 {
             return;
         }
-        let mask = !(self.sock.umem.frame_size as u64 - 1);
         let shift = self.sock.umem.frame_size.trailing_zeros();
+        let (first, frames) = (self.sock.umem.first, self.sock.umem.frames);
         for i in 0..n {
             // SAFETY: i < n, the number of entries available.
             let addr = unsafe { self.sock.comp.read(i) };
-            let chunk = ((addr & mask) >> shift) as u32;
-            if chunk < self.sock.umem.frames {
+            let chunk = (addr >> shift) as u32;
+            if chunk.wrapping_sub(first) < frames {
                 self.free.push(chunk);
             }
         }
@@ -189,7 +239,8 @@ impl TxPort for AfXdpTx {
         let mut written = 0u32;
         for i in 0..k as usize {
             let chunk = self.free.pop().expect("k <= free.len()");
-            let prev = self.chunk_lens[chunk as usize] as usize;
+            let idx = (chunk - self.sock.umem.first) as usize;
+            let prev = self.chunk_lens[idx] as usize;
             // SAFETY: the chunk came from the free list, so user space owns
             // it and nothing else references it.
             let slot = unsafe { self.sock.umem.chunk_mut(chunk) };
@@ -199,11 +250,11 @@ impl TxPort for AfXdpTx {
                 // without ever completing its chunk. What the slot holds
                 // now is unknown, so it counts as never used.
                 self.tx_errors += 1;
-                self.chunk_lens[chunk as usize] = 0;
+                self.chunk_lens[idx] = 0;
                 self.free.push(chunk);
                 continue;
             }
-            self.chunk_lens[chunk as usize] = len as u32;
+            self.chunk_lens[idx] = len as u32;
             let desc = libc::xdp_desc {
                 addr: chunk as u64 * frame_size,
                 len: len as u32,
