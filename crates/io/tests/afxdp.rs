@@ -751,6 +751,15 @@ fn committed_bpf_object_matches_its_source() {
     assert_eq!(builtin_object(), &file[..]);
 }
 
+/// Deletes a temporary file when dropped, also when the test panics.
+struct RemoveOnDrop(std::path::PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 /// Pins the calling thread to `cpu`.
 fn pin_thread(cpu: usize) {
     // SAFETY: cpu_set_t is plain old data; all-zero is the empty set.
@@ -849,13 +858,7 @@ fn speed_afxdp_vs_afpacket_vs_trafgen() {
     let cfg_path = std::env::temp_dir().join(format!("pktlab-trafgen-{}.cfg", std::process::id()));
     let bytes: Vec<String> = frame.iter().map(|b| format!("0x{b:02x}")).collect();
     std::fs::write(&cfg_path, format!("{{ {} }}\n", bytes.join(", "))).unwrap();
-    struct Remove(std::path::PathBuf);
-    impl Drop for Remove {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_file(&self.0);
-        }
-    }
-    let _cfg_file = Remove(cfg_path.clone());
+    let _cfg_file = RemoveOnDrop(cfg_path.clone());
 
     let tools: String = env_or("PKTLAB_SPEED_TOOLS", "afxdp,afpacket,trafgen".to_string());
     let mut results: Vec<(&str, Vec<f64>)> = ["afxdp", "afpacket", "trafgen"]
@@ -970,6 +973,7 @@ fn speed_rx_afxdp_against_interface_counters() {
     let cfg_path =
         std::env::temp_dir().join(format!("pktlab-trafgen-rx-{}.cfg", std::process::id()));
     std::fs::write(&cfg_path, format!("{{ {} }}\n", bytes.join(", "))).unwrap();
+    let _cfg_file = RemoveOnDrop(cfg_path.clone());
     ns.run(|| {
         let cfg = XdpConfig {
             rx_ring_size: env_or("PKTLAB_SPEED_RX_RING", XdpConfig::default().rx_ring_size),
@@ -1028,7 +1032,6 @@ fn speed_rx_afxdp_against_interface_counters() {
             drops
         );
     });
-    let _ = std::fs::remove_file(&cfg_path);
 }
 
 /// UMEM shared by two TX sockets or one per socket (not a test): two
