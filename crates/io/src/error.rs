@@ -48,6 +48,38 @@ pub enum IoError {
         iface: String,
         err: std::io::Error,
     },
+    /// A privileged operation other than opening an AF_PACKET socket was
+    /// refused (EPERM/EACCES), e.g. opening an AF_XDP socket.
+    #[error("{what} needs root or {caps}")]
+    NotPermitted {
+        what: &'static str,
+        caps: &'static str,
+    },
+    /// An AF_XDP socket was asked for a queue the interface does not have.
+    #[error("no queue {queue} on {iface}: it has {count} queue(s), 0 to {}", count.saturating_sub(1))]
+    NoSuchQueue {
+        iface: String,
+        queue: u32,
+        count: u32,
+    },
+    /// Zero-copy AF_XDP was required but the driver cannot do it (veth,
+    /// most virtual devices).
+    #[error("zero-copy AF_XDP is not available on {iface} queue {queue}: its driver has no zero-copy support (use zero-copy auto or off)")]
+    ZeroCopyUnavailable { iface: String, queue: u32 },
+    /// Another AF_XDP socket (of any process) is bound to the queue.
+    #[error("queue {queue} of {iface} is busy: another AF_XDP socket is bound to it")]
+    QueueBusy { iface: String, queue: u32 },
+    /// Another XDP program is attached to the interface (by another
+    /// process, a tool, or another part of this process).
+    #[error("{0} already has another XDP program attached")]
+    XdpBusy(String),
+    /// Loading or attaching an XDP program failed.
+    #[error("{op} on {iface}: {reason}")]
+    Xdp {
+        op: String,
+        iface: String,
+        reason: String,
+    },
     #[error("{0}")]
     Other(String),
 }
@@ -56,13 +88,18 @@ impl IoError {
     /// True when the user's input caused it (exit code 2), false for runtime failures.
     ///
     /// Usage errors: no such interface, a pcap file that cannot be created or
-    /// opened or is not a valid pcap file, and bad ring sizes. Permission,
-    /// missing kernel features and failures while running are not.
+    /// opened or is not a valid pcap file, bad ring sizes, a queue the
+    /// interface does not have, and zero-copy required on an interface
+    /// without it (the command line asks for something this interface cannot
+    /// do). Permission, missing kernel features, a busy queue or interface
+    /// and failures while running are not.
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
             IoError::NoSuchInterface(_)
                 | IoError::BadRing(_)
+                | IoError::NoSuchQueue { .. }
+                | IoError::ZeroCopyUnavailable { .. }
                 | IoError::PcapCreate { .. }
                 | IoError::PcapOpen { .. }
                 | IoError::PcapFormat { .. }
@@ -84,7 +121,7 @@ impl IoError {
 }
 
 /// The operating system's text for `err`, without Rust's " (os error N)" suffix.
-fn os_msg(err: &std::io::Error) -> String {
+pub(crate) fn os_msg(err: &std::io::Error) -> String {
     let s = err.to_string();
     match s.rfind(" (os error ") {
         Some(i) if s.ends_with(')') => s[..i].to_string(),
@@ -126,5 +163,44 @@ mod tests {
             "no such interface: eth9"
         );
         assert!(IoError::BadRing("x".into()).is_usage());
+    }
+
+    #[test]
+    fn af_xdp_errors() {
+        let e = IoError::NoSuchQueue {
+            iface: "veth0".into(),
+            queue: 2,
+            count: 2,
+        };
+        assert_eq!(
+            e.to_string(),
+            "no queue 2 on veth0: it has 2 queue(s), 0 to 1"
+        );
+        assert!(e.is_usage());
+        let e = IoError::ZeroCopyUnavailable {
+            iface: "veth0".into(),
+            queue: 0,
+        };
+        assert!(e.is_usage());
+        let e = IoError::QueueBusy {
+            iface: "veth0".into(),
+            queue: 1,
+        };
+        assert_eq!(
+            e.to_string(),
+            "queue 1 of veth0 is busy: another AF_XDP socket is bound to it"
+        );
+        assert!(!e.is_usage());
+        let e = IoError::NotPermitted {
+            what: "opening an AF_XDP socket",
+            caps: "CAP_NET_RAW",
+        };
+        assert_eq!(
+            e.to_string(),
+            "opening an AF_XDP socket needs root or CAP_NET_RAW"
+        );
+        assert!(!e.is_usage());
+        assert!(!IoError::XdpBusy("veth0".into()).is_usage());
+        assert!(!IoError::Unsupported("AF_XDP").is_usage());
     }
 }

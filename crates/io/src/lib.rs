@@ -1,4 +1,4 @@
-//! pktlab io layer: packet ports (AF_PACKET, pcap, null) and interface facts.
+//! pktlab io layer: packet ports (AF_PACKET, AF_XDP, pcap, null) and interface facts.
 //!
 //! A port moves frames in batches: [`port::TxPort::send_batch`] asks a closure
 //! to write each frame straight into a transmit slot, and
@@ -9,6 +9,8 @@
 //! Backends:
 //! - [`afpacket`]: Linux AF_PACKET sockets with mmap rings (TPACKET_V2 for
 //!   transmit, TPACKET_V3 for receive, optional fanout);
+//! - [`afxdp`]: Linux AF_XDP sockets, one per thread and queue, with an
+//!   embedded XDP program for receive (attached through a bpf_link);
 //! - [`pcap`]: classic pcap files (nanosecond timestamps on write);
 //! - [`null`]: a sink that drops every frame, to measure generation cost.
 //!
@@ -24,11 +26,17 @@
 //! AF_PACKET tests only send inside namespaces named `pktio-<pid>-<n>` that
 //! they create and delete. A manual TX rate check:
 //! `cargo test -p pktlab-io --release --test afpacket -- --ignored --nocapture`.
+//! The AF_XDP tests also need clang and llvm (the check that the committed
+//! XDP object matches `bpf/xsk_redirect.c`); the AF_XDP speed measurements
+//! (AF_XDP vs AF_PACKET vs trafgen, and the receiver against the interface
+//! counters) are ignored tests:
+//! `cargo test -p pktlab-io --release --test afxdp -- --ignored speed --nocapture`.
 
-mod error;
+pub(crate) mod error;
 pub use error::IoError;
 
 pub mod afpacket;
+pub mod afxdp;
 pub mod iface;
 pub mod null;
 pub mod pcap;
@@ -43,6 +51,8 @@ mod tests {
     fn ports_can_move_to_worker_threads() {
         assert_send::<crate::afpacket::AfPacketTx>();
         assert_send::<crate::afpacket::AfPacketRx>();
+        assert_send::<crate::afxdp::AfXdpTx>();
+        assert_send::<crate::afxdp::AfXdpRx>();
         assert_send::<crate::pcap::PcapTx>();
         assert_send::<crate::pcap::PcapRx>();
         assert_send::<crate::null::NullTx>();

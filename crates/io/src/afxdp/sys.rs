@@ -1,0 +1,243 @@
+//! The AF_XDP kernel ABI (`linux/if_xdp.h`) and the few system calls around
+//! it, each in a small function with a SAFETY note.
+//!
+//! The structs and constants come from the `libc` crate; only what libc
+//! lacks is defined here.
+
+use std::io;
+use std::os::fd::RawFd;
+use std::ptr::NonNull;
+
+use crate::IoError;
+
+/// `setsockopt(SOL_XDP, XDP_MAX_TX_SKB_BUDGET)` (Linux 6.17+, not yet in
+/// libc): how many descriptors one copy-mode `sendto` may turn into frames
+/// (the kernel's default is 32).
+pub(super) const XDP_MAX_TX_SKB_BUDGET: libc::c_int = 9;
+
+/// A shared memory mapping (a ring of a socket, or the UMEM area), unmapped
+/// on drop.
+pub(super) struct Mapping {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+impl Mapping {
+    /// Anonymous, zeroed, pre-faulted memory for a UMEM area.
+    pub(super) fn anonymous(len: usize) -> io::Result<Mapping> {
+        // SAFETY: a fresh private mapping at an address the kernel chooses;
+        // it aliases nothing in this process.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
+                -1,
+                0,
+            )
+        };
+        Self::from_mmap(p, len)
+    }
+
+    /// Maps `len` bytes of one of `fd`'s rings, selected by `pgoff`
+    /// (XDP_PGOFF_RX_RING, ...).
+    pub(super) fn ring(fd: RawFd, len: usize, pgoff: u64) -> io::Result<Mapping> {
+        // SAFETY: a fresh shared mapping of the socket's ring at an address
+        // the kernel chooses; it aliases nothing else in this process.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_POPULATE,
+                fd,
+                pgoff as libc::off_t,
+            )
+        };
+        Self::from_mmap(p, len)
+    }
+
+    fn from_mmap(p: *mut libc::c_void, len: usize) -> io::Result<Mapping> {
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let ptr =
+            NonNull::new(p.cast()).ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
+        Ok(Mapping { ptr, len })
+    }
+
+    pub(super) fn ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: exactly the mapping made by `anonymous` or `ring`; every
+        // pointer into it is owned by the same socket and dropped with it.
+        unsafe {
+            libc::munmap(self.ptr.as_ptr().cast(), self.len);
+        }
+    }
+}
+
+// SAFETY: a mapping is owned by one socket; moving it to another thread moves
+// that exclusive ownership (the kernel side is thread-agnostic).
+unsafe impl Send for Mapping {}
+// SAFETY: `&Mapping` only hands out the base pointer; every access through it
+// is an unsafe block whose caller owns the bytes it touches (the sockets
+// sharing a UMEM area use disjoint chunks).
+unsafe impl Sync for Mapping {}
+
+/// `getsockopt(2)` into a plain-old-data value; returns the length the
+/// kernel wrote (older kernels write shorter versions of some structs).
+pub(super) fn getsockopt_len<T: Copy>(
+    fd: RawFd,
+    level: i32,
+    name: i32,
+    val: &mut T,
+) -> io::Result<usize> {
+    let mut len = std::mem::size_of::<T>() as libc::socklen_t;
+    // SAFETY: `val` points to `len` writable bytes; the kernel writes at most `len`.
+    let rc = unsafe { libc::getsockopt(fd, level, name, (val as *mut T).cast(), &mut len) };
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(len as usize)
+    }
+}
+
+/// `bind(2)` an AF_XDP socket to queue `queue` of interface `ifindex`
+/// (`shared_fd`: the socket whose UMEM it shares, with XDP_SHARED_UMEM).
+pub(super) fn bind_xdp(
+    fd: RawFd,
+    ifindex: u32,
+    queue: u32,
+    flags: u16,
+    shared_fd: u32,
+) -> io::Result<()> {
+    let sxdp = libc::sockaddr_xdp {
+        sxdp_family: libc::AF_XDP as u16,
+        sxdp_flags: flags,
+        sxdp_ifindex: ifindex,
+        sxdp_queue_id: queue,
+        sxdp_shared_umem_fd: shared_fd,
+    };
+    // SAFETY: `sxdp` is a valid sockaddr_xdp of the length we pass.
+    let rc = unsafe {
+        libc::bind(
+            fd,
+            (&sxdp as *const libc::sockaddr_xdp).cast(),
+            std::mem::size_of::<libc::sockaddr_xdp>() as libc::socklen_t,
+        )
+    };
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// The zero-length `sendto` that makes the kernel process the TX ring.
+pub(super) fn kick_tx(fd: RawFd) -> io::Result<()> {
+    // SAFETY: no buffer, no address: the documented AF_XDP wake-up call.
+    let rc = unsafe {
+        libc::sendto(
+            fd,
+            std::ptr::null(),
+            0,
+            libc::MSG_DONTWAIT,
+            std::ptr::null(),
+            0,
+        )
+    };
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// The zero-length `recvfrom` that wakes the driver to refill its RX queue
+/// from the fill ring (zero-copy mode with need_wakeup).
+pub(super) fn wake_rx(fd: RawFd) {
+    // SAFETY: no buffer, no address: the documented AF_XDP wake-up call.
+    // Its result does not matter: frames are read from the ring.
+    unsafe {
+        libc::recvfrom(
+            fd,
+            std::ptr::null_mut(),
+            0,
+            libc::MSG_DONTWAIT,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        );
+    }
+}
+
+/// CLOCK_REALTIME in nanoseconds.
+pub(super) fn realtime_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec to write; CLOCK_REALTIME always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// `struct ethtool_channels` (linux/ethtool.h).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct EthtoolChannels {
+    cmd: u32,
+    max_rx: u32,
+    max_tx: u32,
+    max_other: u32,
+    max_combined: u32,
+    rx_count: u32,
+    tx_count: u32,
+    other_count: u32,
+    combined_count: u32,
+}
+
+const ETHTOOL_GCHANNELS: u32 = 0x3c;
+
+/// The number of queues an AF_XDP socket may bind to on `name`: the larger of
+/// its RX and TX queue counts (combined channels count for both), from
+/// ETHTOOL_GCHANNELS. `None` when the driver does not report channels.
+pub(super) fn queue_count(name: &str) -> Result<Option<u32>, IoError> {
+    let sock = crate::sys::socket(libc::AF_UNIX, libc::SOCK_DGRAM, 0)
+        .map_err(|e| IoError::sys("opening an ioctl socket", name, e))?;
+    let mut ch = EthtoolChannels {
+        cmd: ETHTOOL_GCHANNELS,
+        ..Default::default()
+    };
+    let mut ifr = crate::sys::ifreq(name)?;
+    ifr.ifr_ifru.ifru_data = (&mut ch as *mut EthtoolChannels).cast();
+    match crate::sys::ifreq_ioctl(&sock, libc::SIOCETHTOOL, &mut ifr) {
+        Ok(()) => {
+            let rx = ch.rx_count + ch.combined_count;
+            let tx = ch.tx_count + ch.combined_count;
+            Ok(Some(rx.max(tx)).filter(|&n| n > 0))
+        }
+        Err(e) => match e.raw_os_error() {
+            Some(libc::ENODEV) | Some(libc::ENXIO) => Err(IoError::NoSuchInterface(name.into())),
+            // No get_channels in the driver (lo, some virtual devices).
+            _ => Ok(None),
+        },
+    }
+}
+
+/// Identifies the calling thread's network namespace (device and inode of
+/// /proc/thread-self/ns/net).
+pub(super) fn netns_id() -> io::Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata("/proc/thread-self/ns/net")?;
+    Ok((m.dev(), m.ino()))
+}
