@@ -9,7 +9,8 @@
 #
 # The object is committed so that building pktlab needs no clang. The build
 # is reproducible: it runs from bpf/ with relative paths, and DWARF (which
-# records the build directory) is stripped; the BTF that the loader needs
+# records the build directory) is stripped, and the source path in the BTF
+# line info is made relative with -fdebug-prefix-map; the BTF that the loader needs
 # for the map definitions is kept.
 set -eu
 cd "$(dirname "$0")"
@@ -21,6 +22,7 @@ if [ "${1:-}" = "--check" ]; then
     trap 'rm -f "$out"' EXIT
 fi
 clang -O2 -g -target bpf -mcpu=v3 -I/usr/include/x86_64-linux-gnu \
+    -fdebug-prefix-map="$PWD"=. \
     -c xsk_redirect.c -o "$out"
 llvm-strip --strip-debug "$out"
 if [ $check = 1 ]; then
