@@ -109,6 +109,7 @@ pub fn run_trial(
             iface: Some(lab.gen.iface.clone()),
             ..TxPlan::default()
         },
+        xdp: Default::default(),
     };
     let recv = RecvConfig {
         io: IoSpec::AfPacket,
@@ -119,6 +120,7 @@ pub fn run_trial(
             iface: Some(lab.rcv.iface.clone()),
             ..RxPlan::default()
         },
+        xdp: Default::default(),
     };
     let before = monitor::read_counters(&lab.watched)?;
     let rx_stop = StopSignal::new();
@@ -134,7 +136,7 @@ pub fn run_trial(
         // The generator starts only once the receiver counts.
         let ready = loop {
             match rx_events.recv_timeout(READY_TIMEOUT) {
-                Ok(RxEvent::Ready) => break Ok(()),
+                Ok(RxEvent::Ready { .. }) => break Ok(()),
                 Ok(RxEvent::Interval(_)) => continue,
                 Err(_) => break Err(()),
             }

@@ -10,6 +10,10 @@ use crate::EngineError;
 pub enum IoSpec {
     /// AF_PACKET with mmap rings.
     AfPacket,
+    /// AF_XDP, one socket per thread and queue.
+    AfXdp,
+    /// AF_XDP where it works for the whole run, AF_PACKET otherwise.
+    Auto,
     /// A pcap file: written by `gen`, read by `recv`.
     Pcap(PathBuf),
     /// Frames are built and dropped (`gen` only): the cost of generation.
@@ -21,6 +25,8 @@ impl IoSpec {
     pub fn name(&self) -> &'static str {
         match self {
             IoSpec::AfPacket => "afpacket",
+            IoSpec::AfXdp => "afxdp",
+            IoSpec::Auto => "auto",
             IoSpec::Pcap(_) => "pcap",
             IoSpec::Null => "null",
         }
@@ -28,7 +34,7 @@ impl IoSpec {
 
     /// True when the backend sends on or receives from an interface.
     pub fn needs_iface(&self) -> bool {
-        matches!(self, IoSpec::AfPacket)
+        matches!(self, IoSpec::AfPacket | IoSpec::AfXdp | IoSpec::Auto)
     }
 }
 
@@ -38,6 +44,8 @@ impl FromStr for IoSpec {
     fn from_str(s: &str) -> Result<IoSpec, EngineError> {
         match s {
             "afpacket" => Ok(IoSpec::AfPacket),
+            "afxdp" => Ok(IoSpec::AfXdp),
+            "auto" => Ok(IoSpec::Auto),
             "null" => Ok(IoSpec::Null),
             _ => match s.strip_prefix("pcap:") {
                 Some("") => Err(EngineError::BadPlan(
@@ -45,7 +53,7 @@ impl FromStr for IoSpec {
                 )),
                 Some(path) => Ok(IoSpec::Pcap(PathBuf::from(path))),
                 None => Err(EngineError::BadPlan(format!(
-                    "invalid I/O backend '{s}': use afpacket, pcap:FILE or null"
+                    "invalid I/O backend '{s}': use auto, afxdp, afpacket, pcap:FILE or null"
                 ))),
             },
         }
@@ -60,6 +68,8 @@ mod tests {
     fn parse() {
         assert_eq!("afpacket".parse::<IoSpec>().unwrap(), IoSpec::AfPacket);
         assert_eq!("null".parse::<IoSpec>().unwrap(), IoSpec::Null);
+        assert_eq!("afxdp".parse::<IoSpec>().unwrap(), IoSpec::AfXdp);
+        assert_eq!("auto".parse::<IoSpec>().unwrap(), IoSpec::Auto);
         assert_eq!(
             "pcap:/tmp/x.pcap".parse::<IoSpec>().unwrap(),
             IoSpec::Pcap("/tmp/x.pcap".into())
@@ -69,5 +79,44 @@ mod tests {
             assert!(e.is_usage());
             assert!(e.to_string().contains(&format!("'{bad}'")), "{e}");
         }
+    }
+}
+
+/// The backend of a run as a whole: the one every thread used, or a
+/// count of each when they differ.
+pub fn describe_backends(per_thread: &[String]) -> String {
+    let Some(first) = per_thread.first() else {
+        return String::new();
+    };
+    if per_thread.iter().all(|b| b == first) {
+        return first.clone();
+    }
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for b in per_thread {
+        match counts.iter_mut().find(|(name, _)| *name == b.as_str()) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((b, 1)),
+        }
+    }
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|(name, n)| format!("{name} on {n} thread{}", if *n == 1 { "" } else { "s" }))
+        .collect();
+    format!("mixed: {}", parts.join(", "))
+}
+
+#[cfg(test)]
+mod describe_tests {
+    use super::describe_backends;
+
+    #[test]
+    fn same_or_mixed() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(describe_backends(&s(&["afpacket", "afpacket"])), "afpacket");
+        assert_eq!(
+            describe_backends(&s(&["afxdp (copy)", "afpacket", "afxdp (copy)"])),
+            "mixed: afxdp (copy) on 2 threads, afpacket on 1 thread"
+        );
+        assert_eq!(describe_backends(&[]), "");
     }
 }

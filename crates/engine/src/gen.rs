@@ -2,10 +2,12 @@
 //! io layer, threads from [`crate::tx`].
 
 use pktlab_io::afpacket::{AfPacketTx, TxRingConfig};
+use pktlab_io::afxdp::{AfXdpTx, XdpConfig};
 use pktlab_io::null::NullTx;
 use pktlab_io::pcap::PcapTx;
 use pktlab_wire::frame::{FrameGen, FrameSpec};
 
+use crate::auto::AutoTx;
 use crate::backend::IoSpec;
 use crate::tx::{run_tx, TxEvent, TxPlan, TxSummary};
 use crate::{EngineError, StopSignal};
@@ -18,6 +20,8 @@ pub struct GenConfig {
     pub iface: Option<String>,
     pub frames: FrameSpec,
     pub plan: TxPlan,
+    /// AF_XDP settings (`--io afxdp` and `auto`).
+    pub xdp: XdpConfig,
 }
 
 /// Runs the generator; `on_event` sees the start and each interval.
@@ -36,41 +40,46 @@ pub fn run_gen(
             EngineError::BadPlan(format!("--io {} needs an interface (-i)", cfg.io.name()))
         })
     };
+    let ring = TxRingConfig {
+        slot_size: max_len.max(60),
+        ..TxRingConfig::default()
+    };
+    let plan = &cfg.plan;
     match &cfg.io {
         IoSpec::AfPacket => {
             let name = iface()?;
-            let ring = TxRingConfig {
-                slot_size: max_len.max(60),
-                ..TxRingConfig::default()
-            };
             run_tx(
-                &cfg.plan,
+                plan,
                 sources,
                 |_| AfPacketTx::open(&name, &ring),
                 stop,
                 on_event,
             )
         }
+        IoSpec::AfXdp => {
+            let name = iface()?;
+            let open = |i: usize| AfXdpTx::open(&name, i as u32, &cfg.xdp);
+            run_tx(plan, sources, open, stop, on_event)
+        }
+        IoSpec::Auto => {
+            let name = iface()?;
+            let open = |i: usize| AutoTx::open(&name, i, plan.threads, &cfg.xdp, &ring);
+            run_tx(plan, sources, open, stop, on_event)
+        }
         IoSpec::Pcap(path) => {
-            if cfg.plan.threads != 1 {
+            if plan.threads != 1 {
                 return Err(EngineError::BadPlan(
                     "--io pcap writes one file: use one thread (-p 1)".into(),
                 ));
             }
             run_tx(
-                &cfg.plan,
+                plan,
                 sources,
                 |_| PcapTx::create(path, max_len),
                 stop,
                 on_event,
             )
         }
-        IoSpec::Null => run_tx(
-            &cfg.plan,
-            sources,
-            |_| Ok(NullTx::new(max_len)),
-            stop,
-            on_event,
-        ),
+        IoSpec::Null => run_tx(plan, sources, |_| Ok(NullTx::new(max_len)), stop, on_event),
     }
 }

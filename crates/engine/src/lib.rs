@@ -14,6 +14,7 @@
 //!   the test payload per stream ([`seq`]), latency and flows.
 
 pub mod affinity;
+pub mod auto;
 pub mod backend;
 pub mod clock;
 mod error;

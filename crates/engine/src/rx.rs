@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
@@ -13,10 +14,11 @@ use pktlab_io::IoError;
 use pktlab_wire::parse::{parse_test_frame, FlowKey};
 use pktlab_wire::payload::latency_ns;
 
+use crate::backend::describe_backends;
 use crate::gate::Gate;
 use crate::monitor::{join_all, l1_bps, per_second, Monitor, Published};
 use crate::seq::{SeqCounts, StreamTable};
-use crate::tx::place_thread;
+use crate::tx::{place_thread, published, Shared};
 use crate::{EngineError, StopSignal, FCS_LEN};
 
 /// How long a worker waits for frames before it looks at the stop signal.
@@ -86,6 +88,8 @@ pub struct Latency {
 
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct RxThreadSummary {
+    /// The port this thread used (`afxdp (copy, native XDP)`, `afpacket`, ...).
+    pub backend: String,
     pub packets: u64,
     pub bytes: u64,
     pub foreign: u64,
@@ -96,6 +100,8 @@ pub struct RxThreadSummary {
 
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct RxSummary {
+    /// The backend of the run: the one every thread used, or a count of each.
+    pub backend: String,
     pub packets: u64,
     pub bytes: u64,
     /// From the first frame to the last one.
@@ -121,7 +127,9 @@ pub struct RxSummary {
 #[derive(Clone, Debug)]
 pub enum RxEvent {
     /// Every port is open and receiving.
-    Ready,
+    Ready {
+        backend: String,
+    },
     Interval(RxInterval),
 }
 
@@ -268,14 +276,29 @@ where
     let taken = AtomicU64::new(0);
     let done = AtomicU64::new(0);
     let run_stop = StopSignal::new();
+    let backends: Vec<OnceLock<String>> = (0..plan.threads).map(|_| OnceLock::new()).collect();
 
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..plan.threads)
             .map(|i| {
-                let (gate, counters, open, taken, done, run_stop) =
-                    (&gate, &counters[i], &open, &taken, &done, &run_stop);
+                let (gate, counters, open, taken, done, run_stop, backend) = (
+                    &gate,
+                    &counters[i],
+                    &open,
+                    &taken,
+                    &done,
+                    &run_stop,
+                    &backends[i],
+                );
                 scope.spawn(move || {
-                    let r = worker(plan, i, open, gate, counters, taken, stop, run_stop);
+                    let shared = Shared {
+                        gate,
+                        counters,
+                        backend,
+                        stop,
+                        run_stop,
+                    };
+                    let r = worker(plan, i, open, &shared, taken);
                     if r.is_err() {
                         gate.fail();
                     }
@@ -290,7 +313,9 @@ where
         let Some(start) = gate.open_when_ready(plan.threads, stop) else {
             return collect(handles, false);
         };
-        on_event(RxEvent::Ready);
+        on_event(RxEvent::Ready {
+            backend: describe_backends(&published(&backends)),
+        });
         let deadline = plan.duration.map(|d| start + d);
         let mut monitor = Monitor::new(start, plan.interval, plan.threads);
         loop {
@@ -368,7 +393,9 @@ fn collect(handles: Vec<Handle<'_>>, started: bool) -> Result<RxSummary, EngineE
     }
     let packets: u64 = ends.iter().map(|e| e.summary.packets).sum();
     let bytes: u64 = ends.iter().map(|e| e.summary.bytes).sum();
+    let names: Vec<String> = ends.iter().map(|e| e.summary.backend.clone()).collect();
     Ok(RxSummary {
+        backend: describe_backends(&names),
         packets,
         bytes,
         seconds,
@@ -397,23 +424,27 @@ fn collect(handles: Vec<Handle<'_>>, started: bool) -> Result<RxSummary, EngineE
     })
 }
 
-#[allow(clippy::too_many_arguments)]
 fn worker<P, O>(
     plan: &RxPlan,
     i: usize,
     open: &O,
-    gate: &Gate,
-    counters: &Counters,
+    shared: &Shared<'_, CachePadded<Counters>>,
     taken: &AtomicU64,
-    stop: &StopSignal,
-    run_stop: &StopSignal,
 ) -> Result<Option<WorkerEnd>, EngineError>
 where
     P: RxPort,
     O: Fn(usize) -> Result<P, IoError>,
 {
+    let Shared {
+        gate,
+        counters,
+        stop,
+        run_stop,
+        ..
+    } = *shared;
     let cpu = place_thread(plan.netns.as_deref(), &plan.cpus, i)?;
     let mut port = open(i)?;
+    let _ = shared.backend.set(port.backend());
     let iface = if i == 0 { plan.iface.as_deref() } else { None };
     let before = iface.map(pktlab_io::iface::read_counters).transpose()?;
     let mut checker = Checker::new();
@@ -459,6 +490,7 @@ where
     };
     Ok(Some(WorkerEnd {
         summary: RxThreadSummary {
+            backend: port.backend(),
             packets: checker.packets,
             bytes: checker.bytes,
             foreign: checker.foreign,

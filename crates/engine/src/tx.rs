@@ -2,6 +2,7 @@
 //! by count, duration or signal.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
@@ -9,6 +10,7 @@ use pktlab_io::iface::IfCounters;
 use pktlab_io::port::TxPort;
 use pktlab_io::IoError;
 
+use crate::backend::describe_backends;
 use crate::gate::Gate;
 use crate::monitor::{join_all, l1_bps, per_second, Monitor, Published};
 use crate::pacer::{self, Pace, Pacer};
@@ -105,6 +107,8 @@ pub struct TxInterval {
 /// What one thread did.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct TxThreadSummary {
+    /// The port this thread used (`afxdp (copy)`, `afpacket`, ...).
+    pub backend: String,
     pub packets: u64,
     pub bytes: u64,
     pub tx_errors: u64,
@@ -114,6 +118,8 @@ pub struct TxThreadSummary {
 /// What the whole run did.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct TxSummary {
+    /// The backend of the run: the one every thread used, or a count of each.
+    pub backend: String,
     pub packets: u64,
     pub bytes: u64,
     /// From the start until the last thread had handed its last frame over.
@@ -134,7 +140,9 @@ pub struct TxSummary {
 #[derive(Clone, Debug)]
 pub enum TxEvent {
     /// Every port is open; the clock starts now.
-    Started,
+    Started {
+        backend: String,
+    },
     Interval(TxInterval),
 }
 
@@ -189,16 +197,24 @@ where
         (0..plan.threads).map(|_| CachePadded::default()).collect();
     let done = AtomicU64::new(0);
     let run_stop = StopSignal::new();
+    let backends: Vec<OnceLock<String>> = (0..plan.threads).map(|_| OnceLock::new()).collect();
 
     std::thread::scope(|scope| {
         let handles: Vec<_> = sources
             .into_iter()
             .enumerate()
             .map(|(i, source)| {
-                let (gate, counters, open, done, run_stop) =
-                    (&gate, &counters[i], &open, &done, &run_stop);
+                let (gate, counters, open, done, run_stop, backend) =
+                    (&gate, &counters[i], &open, &done, &run_stop, &backends[i]);
                 scope.spawn(move || {
-                    let r = worker(plan, i, source, open, gate, counters, stop, run_stop);
+                    let shared = Shared {
+                        gate,
+                        counters,
+                        backend,
+                        stop,
+                        run_stop,
+                    };
+                    let r = worker(plan, i, source, open, &shared);
                     if r.is_err() {
                         gate.fail();
                         run_stop.stop();
@@ -212,7 +228,9 @@ where
         let Some(start) = gate.open_when_ready(plan.threads, stop) else {
             return collect(handles, None);
         };
-        on_event(TxEvent::Started);
+        on_event(TxEvent::Started {
+            backend: describe_backends(&published(&backends)),
+        });
         let mut monitor = Monitor::new(start, plan.interval, plan.threads);
         loop {
             let all_done = done.load(Ordering::Acquire) as usize == plan.threads;
@@ -252,7 +270,9 @@ fn collect(handles: Vec<Handle<'_>>, start: Option<Instant>) -> Result<TxSummary
     let bytes: u64 = ends.iter().map(|e| e.summary.bytes).sum();
     let end = ends.iter().map(|e| e.end).max().unwrap_or(start);
     let seconds = (end - start).as_secs_f64();
+    let names: Vec<String> = ends.iter().map(|e| e.summary.backend.clone()).collect();
     Ok(TxSummary {
+        backend: describe_backends(&names),
         packets,
         bytes,
         seconds,
@@ -269,6 +289,7 @@ fn collect(handles: Vec<Handle<'_>>, start: Option<Instant>) -> Result<TxSummary
 impl TxSummary {
     fn empty(interrupted: bool) -> TxSummary {
         TxSummary {
+            backend: String::new(),
             packets: 0,
             bytes: 0,
             seconds: 0.0,
@@ -299,24 +320,43 @@ pub(crate) fn place_thread(
     Ok(cpu)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// What a worker shares with the monitor and the other workers.
+pub(crate) struct Shared<'a, C> {
+    pub gate: &'a Gate,
+    pub counters: &'a C,
+    /// The port's backend, published once it is open.
+    pub backend: &'a OnceLock<String>,
+    pub stop: &'a StopSignal,
+    pub run_stop: &'a StopSignal,
+}
+
+/// The backends the workers published.
+pub(crate) fn published(backends: &[OnceLock<String>]) -> Vec<String> {
+    backends.iter().filter_map(|b| b.get().cloned()).collect()
+}
+
 fn worker<P, S, O>(
     plan: &TxPlan,
     i: usize,
     mut source: S,
     open: &O,
-    gate: &Gate,
-    counters: &Counters,
-    stop: &StopSignal,
-    run_stop: &StopSignal,
+    shared: &Shared<'_, CachePadded<Counters>>,
 ) -> Result<Option<WorkerEnd>, EngineError>
 where
     P: TxPort,
     S: FrameSource,
     O: Fn(usize) -> Result<P, IoError>,
 {
+    let Shared {
+        gate,
+        counters,
+        stop,
+        run_stop,
+        ..
+    } = *shared;
     let cpu = place_thread(plan.netns.as_deref(), &plan.cpus, i)?;
     let mut port = open(i)?;
+    let _ = shared.backend.set(port.backend());
     if port.slot_size() < source.max_len() {
         return Err(EngineError::BadPlan(format!(
             "frames of {} bytes do not fit the port's {}-byte slots",
@@ -390,6 +430,7 @@ where
     };
     Ok(Some(WorkerEnd {
         summary: TxThreadSummary {
+            backend: port.backend(),
             packets,
             bytes,
             tx_errors: port.tx_errors(),
@@ -465,7 +506,7 @@ mod tests {
             |_| Ok(NullTx::new(64)),
             &StopSignal::new(),
             |e| match e {
-                TxEvent::Started => started = true,
+                TxEvent::Started { .. } => started = true,
                 TxEvent::Interval(iv) => intervals.push(iv),
             },
         )

@@ -53,6 +53,7 @@ fn generate(path: &Path, frames: FrameSpec, count: u64) {
             count: Some(count),
             ..TxPlan::default()
         },
+        xdp: Default::default(),
     };
     let s = run_gen(&cfg, &StopSignal::new(), |_| {}).unwrap();
     assert_eq!(s.packets, count);
@@ -63,6 +64,7 @@ fn receive(path: &Path) -> RxSummary {
         io: IoSpec::Pcap(path.to_path_buf()),
         iface: None,
         plan: RxPlan::default(),
+        xdp: Default::default(),
     };
     run_recv(&cfg, &StopSignal::new(), |_| {}).unwrap()
 }
@@ -181,6 +183,7 @@ fn count_stops_the_receiver_exactly() {
             count: Some(1234),
             ..RxPlan::default()
         },
+        xdp: Default::default(),
     };
     let s = run_recv(&cfg, &StopSignal::new(), |_| {}).unwrap();
     assert_eq!(s.packets, 1234);

@@ -62,6 +62,16 @@ pub enum IoError {
         queue: u32,
         count: u32,
     },
+    /// An AF_XDP receiver with fewer sockets than the interface has queues:
+    /// frames on the other queues would go uncounted.
+    #[error(
+        "{iface} has {queues} receive queues: --io afxdp needs one thread per queue (-p {queues}), or frames on the others would go uncounted"
+    )]
+    QueuesUncovered {
+        iface: String,
+        queues: u32,
+        threads: usize,
+    },
     /// Zero-copy AF_XDP was required but the driver cannot do it (veth,
     /// most virtual devices).
     #[error("zero-copy AF_XDP is not available on {iface} queue {queue}: its driver has no zero-copy support (use zero-copy auto or off)")]
@@ -99,6 +109,7 @@ impl IoError {
             IoError::NoSuchInterface(_)
                 | IoError::BadRing(_)
                 | IoError::NoSuchQueue { .. }
+                | IoError::QueuesUncovered { .. }
                 | IoError::ZeroCopyUnavailable { .. }
                 | IoError::PcapCreate { .. }
                 | IoError::PcapOpen { .. }

@@ -36,6 +36,10 @@ impl NullTx {
 }
 
 impl TxPort for NullTx {
+    fn backend(&self) -> String {
+        "null".to_string()
+    }
+
     fn slot_size(&self) -> usize {
         self.buf.len()
     }

@@ -90,6 +90,10 @@ fn pcap_io(e: PcapError) -> std::io::Error {
 }
 
 impl TxPort for PcapTx {
+    fn backend(&self) -> String {
+        "pcap".to_string()
+    }
+
     fn slot_size(&self) -> usize {
         self.buf.len()
     }
@@ -208,6 +212,10 @@ impl PcapRx {
 }
 
 impl RxPort for PcapRx {
+    fn backend(&self) -> String {
+        "pcap".to_string()
+    }
+
     fn recv_batch<F: FnMut(&RxFrame<'_>)>(
         &mut self,
         _timeout: Duration,

@@ -9,6 +9,10 @@ use crate::IoError;
 /// Generic methods (not object-safe on purpose): the engine is monomorphised
 /// per backend so the per-frame closure inlines (hot path).
 pub trait TxPort {
+    /// The backend and the mode it runs in, for reports: `afpacket`,
+    /// `afxdp (copy)`, `pcap`, `null`.
+    fn backend(&self) -> String;
+
     /// Largest frame (bytes without FCS) a slot holds.
     fn slot_size(&self) -> usize;
 
@@ -60,6 +64,10 @@ pub struct RxFrame<'a> {
 
 /// A source of frames.
 pub trait RxPort {
+    /// The backend and the mode it runs in, for reports: `afpacket`,
+    /// `afxdp (copy, native XDP)`, `pcap`.
+    fn backend(&self) -> String;
+
     /// Waits up to `timeout` for frames, calls `on_frame` for each available
     /// one (a whole ring block / batch at a time), returns how many it
     /// delivered (0 on timeout). For pcap input, returns Ok(0) forever after

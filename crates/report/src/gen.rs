@@ -8,8 +8,6 @@ use crate::units::{self, frame_size, rate};
 /// What the summary says about the run besides its counts.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct GenInfo {
-    /// The backend actually used: `afpacket`, `afxdp (copy)`, `pcap`, `null`.
-    pub backend: String,
     pub iface: Option<String>,
     pub flows: u32,
     /// The size or mix as given (`64`, `imix`, `64:7,570:4,1518:1`).
@@ -21,7 +19,8 @@ pub struct GenInfo {
 }
 
 /// The line that opens a human run.
-pub fn header(info: &GenInfo, src: &str, dst: &str) -> String {
+/// `backend` is the one the threads actually use (`afxdp (copy)`, ...).
+pub fn header(info: &GenInfo, backend: &str, src: &str, dst: &str) -> String {
     let on = info
         .iface
         .as_deref()
@@ -32,8 +31,7 @@ pub fn header(info: &GenInfo, src: &str, dst: &str) -> String {
         None => "full speed".to_string(),
     };
     format!(
-        "Sending with {}{on}: {} flows {src} -> {dst}, frames {}, {} thread{}, {speed}",
-        info.backend,
+        "Sending with {backend}{on}: {} flows {src} -> {dst}, frames {}, {} thread{}, {speed}",
         info.flows,
         info.sizes,
         info.threads,
@@ -90,7 +88,6 @@ pub fn summary_json(s: &TxSummary, info: &GenInfo) -> Value {
     let mut v = serde_json::to_value(s).expect("serialisable");
     v["type"] = json!("summary");
     v["flows"] = json!(info.flows);
-    v["backend"] = json!(info.backend);
     v["sizes"] = json!(info.sizes);
     v["requested_pps"] = json!(info.requested_pps);
     v["iface_name"] = json!(info.iface);

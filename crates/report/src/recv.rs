@@ -7,20 +7,19 @@ use crate::units::{self, nanos};
 
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct RecvInfo {
-    pub backend: String,
     pub iface: Option<String>,
     pub threads: usize,
 }
 
-pub fn header(info: &RecvInfo) -> String {
+/// `backend` is the one the threads actually use.
+pub fn header(info: &RecvInfo, backend: &str) -> String {
     let on = info
         .iface
         .as_deref()
         .map(|i| format!(" on {i}"))
         .unwrap_or_default();
     format!(
-        "Receiving with {}{on}, {} thread{}",
-        info.backend,
+        "Receiving with {backend}{on}, {} thread{}",
         info.threads,
         if info.threads == 1 { "" } else { "s" }
     )
@@ -88,7 +87,6 @@ pub fn summary_text(s: &RxSummary, info: &RecvInfo) -> String {
 pub fn summary_json(s: &RxSummary, info: &RecvInfo) -> Value {
     let mut v = serde_json::to_value(s).expect("serialisable");
     v["type"] = json!("summary");
-    v["backend"] = json!(info.backend);
     v["iface_name"] = json!(info.iface);
     v
 }

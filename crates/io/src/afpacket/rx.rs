@@ -293,6 +293,10 @@ fn validate(cfg: &RxRingConfig) -> Result<(), IoError> {
 }
 
 impl RxPort for AfPacketRx {
+    fn backend(&self) -> String {
+        "afpacket".to_string()
+    }
+
     fn recv_batch<F: FnMut(&RxFrame<'_>)>(
         &mut self,
         timeout: Duration,

@@ -326,6 +326,10 @@ fn refused(st: u32) -> bool {
 }
 
 impl TxPort for AfPacketTx {
+    fn backend(&self) -> String {
+        "afpacket".to_string()
+    }
+
     fn slot_size(&self) -> usize {
         self.slot_size
     }

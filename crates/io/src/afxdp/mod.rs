@@ -195,6 +195,12 @@ impl fmt::Display for XdpMode {
     }
 }
 
+/// How many queues of `iface` an AF_XDP socket may bind to (in the calling
+/// thread's network namespace), `None` when the driver does not say.
+pub fn queue_count(iface: &str) -> Result<Option<u32>, IoError> {
+    sys::queue_count(iface)
+}
+
 /// Looks the interface up and refuses one that is down.
 fn usable_iface(name: &str) -> Result<crate::iface::Iface, IoError> {
     let iface = crate::iface::lookup(name)?;

@@ -168,6 +168,10 @@ impl AfXdpRx {
 }
 
 impl RxPort for AfXdpRx {
+    fn backend(&self) -> String {
+        format!("afxdp ({})", self.mode())
+    }
+
     fn recv_batch<F: FnMut(&RxFrame<'_>)>(
         &mut self,
         timeout: Duration,

@@ -200,6 +200,10 @@ impl AfXdpTx {
 }
 
 impl TxPort for AfXdpTx {
+    fn backend(&self) -> String {
+        format!("afxdp ({})", self.mode())
+    }
+
     fn slot_size(&self) -> usize {
         self.sock.umem.frame_size
     }

@@ -65,6 +65,25 @@ pub fn cpus(list: Option<&str>) -> anyhow::Result<Vec<usize>> {
     Ok(cpus)
 }
 
+/// AF_XDP settings from `--zerocopy auto|on|off`.
+pub fn xdp_config(zerocopy: &str) -> anyhow::Result<pktlab_io::afxdp::XdpConfig> {
+    use pktlab_io::afxdp::ZeroCopy;
+    let zerocopy = match zerocopy {
+        "auto" => ZeroCopy::Auto,
+        "on" => ZeroCopy::On,
+        "off" => ZeroCopy::Off,
+        other => {
+            return Err(crate::error::usage(format!(
+                "invalid --zerocopy '{other}': use auto, on or off"
+            )))
+        }
+    };
+    Ok(pktlab_io::afxdp::XdpConfig {
+        zerocopy,
+        ..Default::default()
+    })
+}
+
 /// The next hop's MAC towards `dst` out of `iface`.
 pub fn next_hop_mac(iface: &str, dst: IpAddr) -> anyhow::Result<MacAddr> {
     Ok(MacAddr(pktlab_lab::neigh::next_hop_mac(iface, dst)?))

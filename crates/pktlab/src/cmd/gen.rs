@@ -31,9 +31,18 @@ pub struct Args {
     /// Interface to send on (not needed with --io pcap:FILE or null)
     #[arg(short = 'i', long = "iface", value_name = "IFACE")]
     pub iface: Option<String>,
-    /// Packet I/O: afpacket, pcap:FILE (write the frames to a pcap file), or null (build and drop)
-    #[arg(long = "io", value_name = "BACKEND", default_value = "afpacket")]
+    /// Packet I/O: auto (AF_XDP where every thread gets a queue of its own, else AF_PACKET),
+    /// afxdp, afpacket, pcap:FILE (write the frames to a pcap file), or null (build and drop)
+    #[arg(
+        long = "io",
+        value_name = "BACKEND",
+        default_value = "auto",
+        verbatim_doc_comment
+    )]
     pub io: String,
+    /// AF_XDP zero-copy: auto (where the driver has it), on, or off
+    #[arg(long = "zerocopy", value_name = "MODE", default_value = "auto")]
+    pub zerocopy: String,
     /// Source range, pkt-gen syntax: 198.18.10.1:2000-198.18.10.20, [2001:2::1]:2000-[2001:2::14]:2000
     /// [default: the built-in lab's, 198.18.10.1:2000-198.18.10.20]
     #[arg(short = 's', long = "src", value_name = "RANGE", verbatim_doc_comment)]
@@ -113,7 +122,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .unwrap_or_else(|| default_range(&cfg, false));
     let sizes = &cfg.frames.sizes;
     let info = GenInfo {
-        backend: cfg.io.name().to_string(),
         iface: cfg.iface.clone(),
         flows: cfg.frames.flows.count(),
         sizes: sizes.to_string(),
@@ -122,11 +130,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         threads: cfg.plan.threads,
     };
     let o = &args.output;
-    if !o.json && !o.quiet {
-        println!("{}", out::header(&info, &src, &dst));
-    }
-    let summary = run_gen(&cfg, &stop, |event| {
-        if let TxEvent::Interval(iv) = event {
+    let summary = run_gen(&cfg, &stop, |event| match event {
+        TxEvent::Started { backend } => {
+            if !o.json && !o.quiet {
+                println!("{}", out::header(&info, &backend, &src, &dst));
+            }
+        }
+        TxEvent::Interval(iv) => {
             o.progress(|| out::interval_json(&iv), || out::interval_line(&iv));
         }
     })?;
@@ -257,6 +267,7 @@ pub fn config(args: &Args) -> anyhow::Result<GenConfig> {
         io,
         iface: args.iface.clone(),
         frames,
+        xdp: common::xdp_config(&args.zerocopy)?,
         plan: TxPlan {
             threads: args.threads,
             count,

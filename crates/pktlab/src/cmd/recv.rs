@@ -28,9 +28,20 @@ pub struct Args {
     /// Interface to receive on (not needed with --io pcap:FILE)
     #[arg(short = 'i', long = "iface", value_name = "IFACE")]
     pub iface: Option<String>,
-    /// Packet I/O: afpacket, or pcap:FILE (read frames from a pcap file)
-    #[arg(long = "io", value_name = "BACKEND", default_value = "afpacket")]
+    /// Packet I/O: auto (AF_XDP when there is a thread per queue, else AF_PACKET), afxdp,
+    /// afpacket, or pcap:FILE (read frames from a pcap file). AF_XDP attaches an XDP program
+    /// to the interface for the run (detached at exit, however pktlab ends) and
+    /// timestamps frames per batch, AF_PACKET per frame.
+    #[arg(
+        long = "io",
+        value_name = "BACKEND",
+        default_value = "auto",
+        verbatim_doc_comment
+    )]
     pub io: String,
+    /// AF_XDP zero-copy: auto (where the driver has it), on, or off
+    #[arg(long = "zerocopy", value_name = "MODE", default_value = "auto")]
+    pub zerocopy: String,
     /// Stop after this many frames
     #[arg(short = 'n', long = "count", value_name = "N")]
     pub count: Option<String>,
@@ -58,20 +69,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     common::install_signals()?;
     let stop = StopSignal::new();
     let info = RecvInfo {
-        backend: cfg.io.name().to_string(),
         iface: cfg.iface.clone(),
         threads: cfg.plan.threads,
     };
     let o = &args.output;
     let summary = run_recv(&cfg, &stop, |event| match event {
-        RxEvent::Ready => {
+        RxEvent::Ready { backend } => {
             if o.json {
                 // Lets a script start its generator only once frames are counted.
                 common::print_json(
-                    &serde_json::json!({"type": "ready", "backend": info.backend, "iface": info.iface}),
+                    &serde_json::json!({"type": "ready", "backend": backend, "iface": info.iface}),
                 );
             } else if !o.quiet {
-                println!("{}", out::header(&info));
+                println!("{}", out::header(&info, &backend));
             }
         }
         RxEvent::Interval(iv) => {
@@ -89,7 +99,7 @@ pub fn config(args: &Args) -> anyhow::Result<RecvConfig> {
     let io: IoSpec = args.io.parse()?;
     if io == IoSpec::Null {
         return Err(usage(
-            "--io null only generates: recv needs afpacket or pcap:FILE",
+            "--io null only generates: recv needs auto, afxdp, afpacket or pcap:FILE",
         ));
     }
     if io.needs_iface() && args.iface.is_none() {
@@ -137,6 +147,7 @@ pub fn config(args: &Args) -> anyhow::Result<RecvConfig> {
     Ok(RecvConfig {
         io,
         iface: args.iface.clone(),
+        xdp: common::xdp_config(&args.zerocopy)?,
         plan: RxPlan {
             threads: args.threads,
             count,

@@ -107,6 +107,11 @@ pub struct VethNs {
 
 impl VethNs {
     pub fn new() -> VethNs {
+        VethNs::with_queues(1)
+    }
+
+    /// A pair whose ends have `queues` TX and RX queues each.
+    pub fn with_queues(queues: u32) -> VethNs {
         sweep("gr");
         let ns = format!(
             "gr{}x{}",
@@ -115,7 +120,8 @@ impl VethNs {
         );
         sh(&format!("ip netns add {ns}"));
         let v = VethNs { ns };
-        v.ip("link add name va type veth peer name vb");
+        let q = format!("numtxqueues {queues} numrxqueues {queues}");
+        v.ip(&format!("link add name va {q} type veth peer name vb {q}"));
         for i in ["va", "vb"] {
             v.exec(&format!("sysctl -qw net.ipv6.conf.{i}.disable_ipv6=1"));
             v.ip(&format!("link set {i} up"));

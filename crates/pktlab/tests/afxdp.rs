@@ -1,0 +1,192 @@
+//! `pktlab gen` and `recv` over AF_XDP, and `--io auto`, on veth pairs in
+//! namespaces the tests create (root needed).
+
+mod common;
+
+use std::time::Duration;
+
+use common::{ok_in, summary, Receiver, VethNs};
+use serde_json::Value;
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn u(v: &Value, key: &str) -> u64 {
+    v[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{key} is not a count in {v}"))
+}
+
+fn backend(v: &Value) -> &str {
+    v["backend"].as_str().expect("a backend")
+}
+
+#[test]
+fn afxdp_to_afxdp_on_two_queues_is_exact() {
+    let v = VethNs::with_queues(2);
+    let rx = Receiver::start(
+        &v.ns,
+        &[
+            "-i", "vb", "--io", "afxdp", "-p", "2", "-n", "20000", "-t", "50",
+        ],
+    );
+    assert!(
+        backend(&rx.ready).starts_with("afxdp (copy"),
+        "{}",
+        rx.ready
+    );
+    let out = ok_in(
+        &v.ns,
+        &[
+            "gen",
+            "-i",
+            "va",
+            "--io",
+            "afxdp",
+            "-p",
+            "2",
+            "-D",
+            &v.mac("vb"),
+            "-n",
+            "20000",
+            "-R",
+            "40kpps",
+            "--json",
+        ],
+    );
+    let tx = summary(&out);
+    assert_eq!(backend(&tx), "afxdp (copy)");
+    assert_eq!(u(&tx, "packets"), 20000);
+    // Per-thread counters: each TX thread sent its half on its own queue.
+    let threads = tx["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 2);
+    assert_eq!(u(&threads[0], "packets"), 10000);
+    assert_eq!(u(&threads[1], "packets"), 10000);
+    let (_, s) = rx.wait(WAIT);
+    assert_eq!(u(&s, "packets"), 20000);
+    assert_eq!(u(&s, "flows"), 2000);
+    assert_eq!(
+        (
+            u(&s, "lost"),
+            u(&s, "out_of_order"),
+            u(&s, "duplicates"),
+            u(&s, "foreign")
+        ),
+        (0, 0, 0, 0)
+    );
+    let rx_threads = s["threads"].as_array().unwrap();
+    assert_eq!(rx_threads.len(), 2);
+    // veth hands queue i's frames to the peer's queue i: both RX threads
+    // counted their half.
+    assert_eq!(u(&rx_threads[0], "packets"), 10000);
+    assert_eq!(u(&rx_threads[1], "packets"), 10000);
+    assert_eq!(u(&s["iface"], "rx_packets"), 20000);
+}
+
+#[test]
+fn auto_picks_afxdp_where_it_fits_and_afpacket_otherwise() {
+    let v = VethNs::new();
+    // One thread on a one-queue veth: AF_XDP.
+    let out = ok_in(
+        &v.ns,
+        &["gen", "-i", "va", "-D", &v.mac("vb"), "-n", "100", "--json"],
+    );
+    assert_eq!(backend(&summary(&out)), "afxdp (copy)");
+    // Two threads but one queue: AF_XDP cannot give each its queue.
+    let out = ok_in(
+        &v.ns,
+        &[
+            "gen",
+            "-i",
+            "va",
+            "-p",
+            "2",
+            "-D",
+            &v.mac("vb"),
+            "-n",
+            "100",
+            "--json",
+        ],
+    );
+    assert_eq!(backend(&summary(&out)), "afpacket");
+    // The receiver likewise: two threads on one queue → AF_PACKET fanout.
+    let rx = Receiver::start(&v.ns, &["-i", "vb", "-p", "2", "-n", "1000", "-t", "30"]);
+    assert_eq!(backend(&rx.ready), "afpacket");
+    ok_in(
+        &v.ns,
+        &[
+            "gen",
+            "-i",
+            "va",
+            "-D",
+            &v.mac("vb"),
+            "-n",
+            "1000",
+            "-R",
+            "10kpps",
+            "-q",
+        ],
+    );
+    let (_, s) = rx.wait(WAIT);
+    assert_eq!(u(&s, "packets"), 1000);
+    assert_eq!(backend(&s), "afpacket");
+}
+
+#[test]
+fn afxdp_receiver_needs_a_thread_per_queue() {
+    let v = VethNs::with_queues(2);
+    let r = common::pktlab_in(&v.ns, &["recv", "-i", "vb", "--io", "afxdp", "-n", "1"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        "pktlab: vb has 2 receive queues: --io afxdp needs one thread per queue (-p 2), or frames on the others would go uncounted\n"
+    );
+}
+
+fn xdp_attached(v: &VethNs, iface: &str) -> bool {
+    v.ip(&format!("-d link show {iface}")).contains("xdp")
+}
+
+#[test]
+fn the_xdp_program_is_gone_after_exit_and_after_ctrl_c() {
+    let v = VethNs::new();
+    // A normal exit (count reached).
+    let rx = Receiver::start(
+        &v.ns,
+        &["-i", "vb", "--io", "afxdp", "-n", "10", "-t", "30"],
+    );
+    assert!(xdp_attached(&v, "vb"));
+    ok_in(
+        &v.ns,
+        &["gen", "-i", "va", "-D", &v.mac("vb"), "-n", "10", "-q"],
+    );
+    rx.wait(WAIT);
+    assert!(!xdp_attached(&v, "vb"));
+    // Ctrl-C.
+    let child = std::process::Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            &v.ns,
+            common::PKTLAB,
+            "recv",
+            "-i",
+            "vb",
+            "--io",
+            "afxdp",
+            "--json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !xdp_attached(&v, "vb") {
+        assert!(std::time::Instant::now() < deadline, "recv never attached");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    common::sh(&format!("kill -INT {}", child.id()));
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    let s = summary(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(s["interrupted"], true);
+    assert!(!xdp_attached(&v, "vb"));
+}
