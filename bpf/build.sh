@@ -1,35 +1,44 @@
 #!/bin/sh
-# Builds bpf/xsk_redirect.o, the XDP object that pktlab-io embeds, from
-# bpf/xsk_redirect.c with Debian 12's clang and libbpf headers
-# (apt-get install -y clang llvm libbpf-dev; scripts/deps installs them).
+# Builds the XDP objects that pktlab-io embeds, with Debian 12's clang and
+# libbpf headers (apt-get install -y clang llvm libbpf-dev; scripts/deps
+# installs them):
+#   bpf/xsk_redirect.o  from bpf/xsk_redirect.c (AF_XDP receive, XDP_DROP sink)
+#   bpf/xdpgen.o        from bpf/xdpgen.c (the live-frame generator, --io xdp)
 #
-#   bpf/build.sh          rebuild the committed object
-#   bpf/build.sh --check  rebuild into a temporary file and fail unless it is
-#                         byte-identical to the committed object
+#   bpf/build.sh          rebuild the committed objects
+#   bpf/build.sh --check  rebuild into temporary files and fail unless they
+#                         are byte-identical to the committed objects
 #
-# The object is committed so that building pktlab needs no clang. The build
-# is reproducible: it runs from bpf/ with relative paths, and DWARF (which
-# records the build directory) is stripped, and the source path in the BTF
-# line info is made relative with -fdebug-prefix-map; the BTF that the loader needs
-# for the map definitions is kept.
+# The objects are committed so that building pktlab needs no clang. The
+# build is reproducible: it runs from bpf/ with relative paths, and DWARF
+# (which records the build directory) is stripped, and the source path in
+# the BTF line info is made relative with -fdebug-prefix-map; the BTF that
+# the loader needs for the map definitions (and xdpgen's CO-RE relocations)
+# is kept.
 set -eu
 cd "$(dirname "$0")"
-out=xsk_redirect.o
 check=0
 if [ "${1:-}" = "--check" ]; then
     check=1
-    out=$(mktemp /tmp/xsk_redirect.XXXXXX.o)
-    trap 'rm -f "$out"' EXIT
 fi
-clang -O2 -g -target bpf -mcpu=v3 -I/usr/include/x86_64-linux-gnu \
-    -fdebug-prefix-map="$PWD"=. \
-    -c xsk_redirect.c -o "$out"
-llvm-strip --strip-debug "$out"
-if [ $check = 1 ]; then
-    if cmp -s "$out" xsk_redirect.o; then
-        echo "bpf/xsk_redirect.o matches bpf/xsk_redirect.c"
-    else
-        echo "bpf/xsk_redirect.o is stale: run bpf/build.sh and commit it" >&2
-        exit 1
+status=0
+for name in xsk_redirect xdpgen; do
+    out=$name.o
+    if [ $check = 1 ]; then
+        out=$(mktemp /tmp/$name.XXXXXX.o)
     fi
-fi
+    clang -O2 -g -target bpf -mcpu=v3 -I/usr/include/x86_64-linux-gnu \
+        -fdebug-prefix-map="$PWD"=. \
+        -c $name.c -o "$out"
+    llvm-strip --strip-debug "$out"
+    if [ $check = 1 ]; then
+        if cmp -s "$out" $name.o; then
+            echo "bpf/$name.o matches bpf/$name.c"
+        else
+            echo "bpf/$name.o is stale: run bpf/build.sh and commit it" >&2
+            status=1
+        fi
+        rm -f "$out"
+    fi
+done
+exit $status
