@@ -22,8 +22,8 @@
  *
  * The two tracing programs count what happened to the frames after the
  * redirect: the driver's ndo_xdp_xmit result per bulk (sent, dropped) and
- * failed redirects. Both fire in the generator's own thread (inside
- * BPF_PROG_RUN), which is how they are told from other XDP users'.
+ * failed redirects. Both fire inside the generator's batch, on its CPU,
+ * which is how they are told from other XDP users' (see `pending`).
  *
  * `xdp_probe` redirects the template as it is: the speed limit of the
  * technique, for the benchmark.
@@ -63,10 +63,7 @@ struct cfg {
 	__u32 nsizes, npattern;
 	__u32 ts_every;    /* read the clock every N frames (0 or 1: every frame) */
 	__u32 hdr_len;     /* bytes from the Ethernet header to the end of the test payload */
-	/* The generator process, as its own pid namespace sees it. */
-	__u32 owner_tgid;
 	__u32 pad;
-	__u64 pidns_dev, pidns_ino;
 	struct size_tmpl sizes[MAX_SIZES];
 	/* The largest size's headers with every per-frame field zero. */
 	__u8 hdr[MAX_HDR] __attribute__((aligned(8)));
@@ -87,11 +84,16 @@ struct cpu_state {
 	__u32 cycle;
 	__u32 pat_pos;
 	__u32 ts_left;
-	__u32 pad;
+	__u32 pad[2];
 	__s64 tai_minus_realtime; /* ns: CLOCK_TAI - CLOCK_REALTIME, whole seconds */
 	__u64 ts_cache;
 	__u64 frames, bytes;      /* redirected frames; their bytes with the FCS */
 	__u64 aborted;            /* runs that returned XDP_ABORTED (never expected) */
+	/* Frames redirected and not yet seen by a tracepoint: above zero only
+	 * inside one of this generator's batches on this CPU, which runs with
+	 * bottom halves (and so preemption) off. It tells this generator's
+	 * events from every other XDP user's, another generator's too. */
+	__s64 pending;
 	__u64 size_frames[MAX_SIZES];
 };
 
@@ -335,6 +337,7 @@ int xdpgen(struct xdp_md *ctx)
 	store16(data + l4 + 6, uc ? uc : 0xffff);
 
 	st->frames++;
+	st->pending++;
 	st->bytes += len + 4;
 	if (CFG.nsizes > 1)
 		st->size_frames[si]++;
@@ -390,16 +393,16 @@ struct net_device {
 	int ifindex;
 } __attribute__((preserve_access_index));
 
-/* The report of this CPU when the event comes from this process. */
-static __always_inline struct tx_report *own_report(void)
+/* This CPU's report, when the event is about frames of this generator's
+ * batch under way on this CPU: `n` of its pending frames are accounted. */
+static __always_inline struct tx_report *own_report(__s64 n)
 {
-	struct bpf_pidns_info ns = {};
 	__u32 zero = 0;
+	struct cpu_state *st = bpf_map_lookup_elem(&state, &zero);
 
-	if (bpf_get_ns_current_pid_tgid(CFG.pidns_dev, CFG.pidns_ino, &ns, sizeof(ns)))
+	if (!st || st->pending <= 0)
 		return 0;
-	if (ns.tgid != CFG.owner_tgid)
-		return 0;
+	st->pending -= n;
 	return bpf_map_lookup_elem(&tx_report, &zero);
 }
 
@@ -412,11 +415,10 @@ int tx_xmit(__u64 *ctx)
 	int sent = (int)ctx[2], drops = (int)ctx[3], err = (int)ctx[4];
 	struct tx_report *r;
 
-	/* BPF_PROG_RUN's frames come from loopback (ifindex 1); a DUT
-	 * forwarding with XDP inside this thread's softirq does not. */
+	/* BPF_PROG_RUN's frames come from loopback (ifindex 1). */
 	if (from->ifindex != 1 || to->ifindex != (int)CFG.tx_ifindex)
 		return 0;
-	r = own_report();
+	r = own_report(sent + drops);
 	if (!r)
 		return 0;
 	r->xmit_sent += sent;
@@ -437,7 +439,7 @@ int tx_redirect_err(__u64 *ctx)
 
 	if (dev->ifindex != 1)
 		return 0;
-	r = own_report();
+	r = own_report(1);
 	if (!r)
 		return 0;
 	r->redirect_errs++;

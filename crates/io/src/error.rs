@@ -90,6 +90,15 @@ pub enum IoError {
         iface: String,
         reason: String,
     },
+    /// `--io xdp` refused before sending: the command line asks for what
+    /// the interface cannot deliver (a batch, a frame size, a thread count).
+    #[error("{0}")]
+    XdpSetting(String),
+    /// `--io xdp` refused before sending: the system would lose frames
+    /// (the TX device takes no redirected frames, a veth peer polls in
+    /// threaded mode, ...); the message says what to change.
+    #[error("{0}")]
+    XdpDelivery(String),
     #[error("{0}")]
     Other(String),
 }
@@ -114,6 +123,7 @@ impl IoError {
                 | IoError::PcapCreate { .. }
                 | IoError::PcapOpen { .. }
                 | IoError::PcapFormat { .. }
+                | IoError::XdpSetting(_)
         )
     }
 

@@ -12,7 +12,10 @@
 //! - [`afxdp`]: Linux AF_XDP sockets, one per thread and queue, with an
 //!   embedded XDP program for receive (attached through a bpf_link);
 //! - [`pcap`]: classic pcap files (nanosecond timestamps on write);
-//! - [`null`]: a sink that drops every frame, to measure generation cost.
+//! - [`null`]: a sink that drops every frame, to measure generation cost;
+//! - [`xdpgen`]: not a port but a generator: an XDP program that builds
+//!   each frame in the kernel and redirects it to the interface
+//!   (BPF_PROG_RUN with live frames), for `--io xdp`.
 //!
 //! Everything that touches an interface works in the network namespace of the
 //! *calling thread*, so a thread that called `setns(CLONE_NEWNET)` sees that
@@ -42,6 +45,7 @@ pub mod null;
 pub mod pcap;
 pub mod port;
 mod sys;
+pub mod xdpgen;
 
 #[cfg(test)]
 mod tests {

@@ -21,7 +21,7 @@ use crate::IoError;
 /// `#[repr(align)]` wrapper: the ELF parser needs the object 8-byte aligned,
 /// which `include_bytes!` alone does not promise.
 #[repr(C, align(8))]
-struct Aligned<B: ?Sized>(B);
+pub(crate) struct Aligned<B: ?Sized>(pub(crate) B);
 
 static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!("../../../../bpf/xsk_redirect.o"));
 
@@ -72,9 +72,24 @@ impl XdpObject {
     /// the maximum entries of the named maps. `iface` only names the
     /// interface in error messages.
     pub fn load(object: &[u8], max_entries: &[(&str, u32)], iface: &str) -> Result<Self, IoError> {
+        Self::load_configured::<u8>(object, max_entries, None, iface)
+    }
+
+    /// [`XdpObject::load`] that also sets global `name` (a `const volatile`
+    /// variable in `.rodata`, which must exist) to `value` before the maps
+    /// are created, so that the verifier sees it as a constant.
+    pub fn load_configured<T: aya::Pod>(
+        object: &[u8],
+        max_entries: &[(&str, u32)],
+        global: Option<(&str, &T)>,
+        iface: &str,
+    ) -> Result<Self, IoError> {
         let mut loader = EbpfLoader::new();
         for (name, n) in max_entries {
             loader.map_max_entries(name, *n);
+        }
+        if let Some((name, value)) = global {
+            loader.override_global(name, value, true);
         }
         let ebpf = loader
             .load(object)
@@ -150,6 +165,12 @@ impl XdpObject {
     pub fn ebpf_mut(&mut self) -> &mut Ebpf {
         &mut self.ebpf
     }
+
+    /// The underlying aya object, shared (programs run with BPF_PROG_RUN
+    /// from several threads at once).
+    pub fn ebpf(&self) -> &Ebpf {
+        &self.ebpf
+    }
 }
 
 /// An attached XDP program. Dropping it detaches the program (closing the
@@ -208,7 +229,9 @@ fn attach_link(
 }
 
 /// The first operating-system error in `e`'s source chain.
-fn find_os_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a std::io::Error> {
+pub(crate) fn find_os_error<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a std::io::Error> {
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = cur {
         if let Some(io) = err.downcast_ref::<std::io::Error>() {
@@ -222,7 +245,7 @@ fn find_os_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a std
 /// Maps an aya error to one line: permission problems to
 /// [`IoError::NotPermitted`], the rest to [`IoError::Xdp`] with the system
 /// error's text (aya's own text can span lines, e.g. a verifier log).
-fn bpf_error(op: &str, iface: &str, e: &(dyn std::error::Error + 'static)) -> IoError {
+pub(crate) fn bpf_error(op: &str, iface: &str, e: &(dyn std::error::Error + 'static)) -> IoError {
     match find_os_error(e) {
         Some(io) if matches!(io.raw_os_error(), Some(libc::EPERM) | Some(libc::EACCES)) => {
             IoError::NotPermitted {
