@@ -12,8 +12,12 @@ pub enum IoSpec {
     AfPacket,
     /// AF_XDP, one socket per thread and queue.
     AfXdp,
-    /// AF_XDP where it works for the whole run, AF_PACKET otherwise.
+    /// AF_XDP where it works for the whole run, AF_PACKET otherwise. Never
+    /// `Xdp`: `auto` only picks ports that lose no frame unseen.
     Auto,
+    /// The XDP live-frame generator (`gen` only): frames built by an XDP
+    /// program and redirected to the interface.
+    Xdp,
     /// A pcap file: written by `gen`, read by `recv`.
     Pcap(PathBuf),
     /// Frames are built and dropped (`gen` only): the cost of generation.
@@ -27,6 +31,7 @@ impl IoSpec {
             IoSpec::AfPacket => "afpacket",
             IoSpec::AfXdp => "afxdp",
             IoSpec::Auto => "auto",
+            IoSpec::Xdp => "xdp",
             IoSpec::Pcap(_) => "pcap",
             IoSpec::Null => "null",
         }
@@ -34,7 +39,10 @@ impl IoSpec {
 
     /// True when the backend sends on or receives from an interface.
     pub fn needs_iface(&self) -> bool {
-        matches!(self, IoSpec::AfPacket | IoSpec::AfXdp | IoSpec::Auto)
+        matches!(
+            self,
+            IoSpec::AfPacket | IoSpec::AfXdp | IoSpec::Auto | IoSpec::Xdp
+        )
     }
 }
 
@@ -46,6 +54,7 @@ impl FromStr for IoSpec {
             "afpacket" => Ok(IoSpec::AfPacket),
             "afxdp" => Ok(IoSpec::AfXdp),
             "auto" => Ok(IoSpec::Auto),
+            "xdp" => Ok(IoSpec::Xdp),
             "null" => Ok(IoSpec::Null),
             _ => match s.strip_prefix("pcap:") {
                 Some("") => Err(EngineError::BadPlan(
@@ -53,7 +62,7 @@ impl FromStr for IoSpec {
                 )),
                 Some(path) => Ok(IoSpec::Pcap(PathBuf::from(path))),
                 None => Err(EngineError::BadPlan(format!(
-                    "invalid I/O backend '{s}': use auto, afxdp, afpacket, pcap:FILE or null"
+                    "invalid I/O backend '{s}': use auto, afxdp, afpacket, xdp, pcap:FILE or null"
                 ))),
             },
         }
@@ -70,6 +79,9 @@ mod tests {
         assert_eq!("null".parse::<IoSpec>().unwrap(), IoSpec::Null);
         assert_eq!("afxdp".parse::<IoSpec>().unwrap(), IoSpec::AfXdp);
         assert_eq!("auto".parse::<IoSpec>().unwrap(), IoSpec::Auto);
+        assert_eq!("xdp".parse::<IoSpec>().unwrap(), IoSpec::Xdp);
+        assert_eq!(IoSpec::Xdp.name(), "xdp");
+        assert!(IoSpec::Xdp.needs_iface());
         assert_eq!(
             "pcap:/tmp/x.pcap".parse::<IoSpec>().unwrap(),
             IoSpec::Pcap("/tmp/x.pcap".into())

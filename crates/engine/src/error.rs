@@ -23,6 +23,13 @@ pub enum EngineError {
     /// A worker thread panicked; this is a bug.
     #[error("a {0} worker thread panicked (this is a bug in pktlab)")]
     WorkerPanicked(&'static str),
+    /// Frames were built but did not all go out (`--io xdp`): the run
+    /// fails, and the summary of what it did comes with the error.
+    #[error("{message}")]
+    Undelivered {
+        message: String,
+        summary: Box<crate::tx::TxSummary>,
+    },
 }
 
 impl EngineError {
@@ -31,7 +38,9 @@ impl EngineError {
         match self {
             EngineError::Io(e) => e.is_usage(),
             EngineError::Wire(_) | EngineError::BadCpus(_) | EngineError::BadPlan(_) => true,
-            EngineError::System(_) | EngineError::WorkerPanicked(_) => false,
+            EngineError::System(_)
+            | EngineError::WorkerPanicked(_)
+            | EngineError::Undelivered { .. } => false,
         }
     }
 }

@@ -35,6 +35,9 @@ pub fn run_gen(
         .map(|t| FrameGen::try_new(&cfg.frames, t, threads))
         .collect::<Result<Vec<FrameGen>, _>>()?;
     let max_len = sources.first().map_or(0, |g| g.max_len());
+    if cfg.io == IoSpec::Xdp {
+        return crate::xdpgen::run_xdp_gen(cfg, stop, on_event);
+    }
     let iface = || {
         cfg.iface.clone().ok_or_else(|| {
             EngineError::BadPlan(format!("--io {} needs an interface (-i)", cfg.io.name()))
@@ -81,5 +84,6 @@ pub fn run_gen(
             )
         }
         IoSpec::Null => run_tx(plan, sources, |_| Ok(NullTx::new(max_len)), stop, on_event),
+        IoSpec::Xdp => unreachable!("--io xdp runs above"),
     }
 }

@@ -10,6 +10,8 @@
 //!
 //! - [`tx::run_tx`] drives [`TxPort`](pktlab_io::port::TxPort)s with
 //!   [`FrameSource`]s (the wire layer's `FrameGen`), paced by [`pacer`];
+//! - [`xdpgen::run_xdp_gen`] runs the same plans with the io layer's XDP
+//!   live-frame generator (`--io xdp`): frames built in the kernel;
 //! - [`rx::run_rx`] drains [`RxPort`](pktlab_io::port::RxPort)s and checks
 //!   the test payload per stream ([`seq`]), latency and flows.
 
@@ -28,6 +30,7 @@ pub mod rx;
 pub mod seq;
 pub mod stop;
 pub mod tx;
+pub mod xdpgen;
 
 pub use error::EngineError;
 pub use stop::StopSignal;

@@ -72,6 +72,9 @@ pub fn run_recv(
         IoSpec::Null => Err(EngineError::BadPlan(
             "--io null only generates: recv needs auto, afxdp, afpacket or pcap:FILE".into(),
         )),
+        IoSpec::Xdp => Err(EngineError::BadPlan(
+            "--io xdp only generates: recv needs auto, afxdp, afpacket or pcap:FILE".into(),
+        )),
     }
 }
 

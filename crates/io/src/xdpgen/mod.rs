@@ -310,6 +310,16 @@ impl XdpGen {
 
     /// What happened to the frames after the redirect, summed over CPUs.
     pub fn tx_report(&self) -> Result<TxReport, IoError> {
+        Ok(TxReport::sum(self.all_tx_reports()?.iter()))
+    }
+
+    /// [`XdpGen::tx_report`] of each configured CPU, in `cpus` order.
+    pub fn tx_reports(&self) -> Result<Vec<TxReport>, IoError> {
+        let all = self.all_tx_reports()?;
+        Ok(self.cfg.cpus.iter().map(|&c| all[c]).collect())
+    }
+
+    fn all_tx_reports(&self) -> Result<Vec<TxReport>, IoError> {
         let map = self
             .obj
             .ebpf()
@@ -320,7 +330,7 @@ impl XdpGen {
         let v = m
             .get(&0, 0)
             .map_err(|e| bpf_error("reading the TX report", &self.iface, &e))?;
-        Ok(TxReport::sum(v.iter()))
+        Ok(v.iter().copied().collect())
     }
 }
 

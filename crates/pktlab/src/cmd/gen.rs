@@ -32,7 +32,9 @@ pub struct Args {
     #[arg(short = 'i', long = "iface", value_name = "IFACE")]
     pub iface: Option<String>,
     /// Packet I/O: auto (AF_XDP where every thread gets a queue of its own, else AF_PACKET),
-    /// afxdp, afpacket, pcap:FILE (write the frames to a pcap file), or null (build and drop)
+    /// afxdp, afpacket, xdp (frames built by an XDP program in the kernel: live frames,
+    /// one CPU per thread; a veth needs GRO on its peer), pcap:FILE (write the frames
+    /// to a pcap file), or null (build and drop)
     #[arg(
         long = "io",
         value_name = "BACKEND",
@@ -95,7 +97,7 @@ pub struct Args {
     /// Seed of --flows random
     #[arg(long = "seed", value_name = "N", default_value_t = 1)]
     pub seed: u64,
-    /// Frames per batch handed to the port
+    /// Frames per batch handed to the port (--io xdp: per live-frames flush, at most 128 on veth)
     #[arg(long = "batch", value_name = "N", default_value_t = DEFAULT_BATCH)]
     pub batch: usize,
     /// Report interval (1s, 500ms, ...)
@@ -130,7 +132,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         threads: cfg.plan.threads,
     };
     let o = &args.output;
-    let summary = run_gen(&cfg, &stop, |event| match event {
+    let result = run_gen(&cfg, &stop, |event| match event {
         TxEvent::Started { backend } => {
             if !o.json && !o.quiet {
                 println!("{}", out::header(&info, &backend, &src, &dst));
@@ -139,12 +141,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         TxEvent::Interval(iv) => {
             o.progress(|| out::interval_json(&iv), || out::interval_line(&iv));
         }
-    })?;
+    });
+    // --io xdp: frames lost after the redirect fail the run, after the
+    // summary of what it did.
+    let (summary, lost) = match result {
+        Ok(s) => (s, None),
+        Err(pktlab_engine::EngineError::Undelivered { message, summary }) => {
+            (*summary, Some(message))
+        }
+        Err(e) => return Err(e.into()),
+    };
     o.summary(
         || out::summary_json(&summary, &info),
         || out::summary_text(&summary, &info),
     );
-    Ok(())
+    match lost {
+        Some(message) => Err(anyhow::anyhow!(message)),
+        None => Ok(()),
+    }
 }
 
 fn default_range(cfg: &GenConfig, src: bool) -> String {
