@@ -184,9 +184,9 @@ pub fn link_facts(index: u32) -> io::Result<LinkFacts> {
     let a = body.get(16..).unwrap_or_default();
     Ok(LinkFacts {
         mtu: find(a, IFLA_MTU).and_then(u32_of).unwrap_or(0),
-        link: find(a, IFLA_LINK)
-            .and_then(u32_of)
-            .filter(|&i| i != 0 && i != index),
+        // Present only when it differs from the device itself, or when it
+        // lives in another namespace (where the same index may be the peer).
+        link: find(a, IFLA_LINK).and_then(u32_of).filter(|&i| i != 0),
         link_netnsid: find(a, IFLA_LINK_NETNSID)
             .and_then(u32_of)
             .map(|v| v as i32)
