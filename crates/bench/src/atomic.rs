@@ -5,12 +5,11 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::BenchError;
 
 /// Prefix of the temporary files, so that leftovers of a killed process are
-/// recognised (and never taken for results).
+/// recognised (and never taken for results). tempfile's own default.
 pub const TEMP_PREFIX: &str = ".tmp";
 
 /// Replaces `path` with `bytes` atomically.
@@ -19,30 +18,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    // A name no other writer uses: this process, and a counter for its
-    // threads.
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let file_name = path
-        .file_name()
-        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-    let tmp = dir.join(format!(
-        "{TEMP_PREFIX}{}-{}-{file_name}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(BenchError::file(dir, e));
-    }
-    if let Err(e) = std::fs::rename(&tmp, path) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(BenchError::file(path, e));
-    }
+    let mut tmp = tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .tempfile_in(dir)
+        // A missing or unreadable folder is said plainly (tempfile's message
+        // would name its random file instead).
+        .map_err(|e| BenchError::file(dir, std::fs::metadata(dir).err().unwrap_or(e)))?;
+    tmp.write_all(bytes)
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|e| BenchError::file(dir, e))?;
+    // On failure the temporary file is removed when the error drops it.
+    tmp.persist(path)
+        .map_err(|e| BenchError::file(path, e.error))?;
     // The rename itself is durable only once the directory is.
     std::fs::File::open(dir)
         .and_then(|d| d.sync_all())
