@@ -34,6 +34,9 @@
 //! (AF_XDP vs AF_PACKET vs trafgen, and the receiver against the interface
 //! counters) are ignored tests:
 //! `cargo test -p pktlab-io --release --test afxdp -- --ignored speed --nocapture`.
+//! The XDP live-frame generator's tests (`tests/xdpgen.rs`) also need
+//! `ethtool` (GRO on the veth peer) and `bpftool` (that nothing stays
+//! loaded); its speed is measured by `bench/xdpgen`, not by a test.
 
 pub(crate) mod error;
 pub use error::IoError;
