@@ -423,49 +423,33 @@ fn the_probe_sends_the_template() {
     });
 }
 
-/// The program, its links and the anchor go with the generator.
+/// The programs, their links and the anchor go with the generator.
 #[test]
 fn nothing_is_left_after_drop() {
     let ns = ready_ns();
     let s = spec(Family::Inet4, "64", None, FlowOrder::Sequential);
-    let ids = || -> Vec<String> {
-        let out = std::process::Command::new("bpftool")
-            .args(["prog", "show"])
+    // Asked one by one: listing every program races with other tests'.
+    let loaded = |id: &u32| {
+        std::process::Command::new("bpftool")
+            .args(["prog", "show", "id", &id.to_string()])
             .output()
-            .expect("bpftool");
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| {
-                l.contains(" name xdpgen ")
-                    || l.contains(" name tx_xmit ")
-                    || l.contains(" name tx_redirect_err ")
-            })
-            .map(|l| l.split(':').next().unwrap().to_string())
-            .collect()
+            .expect("bpftool (apt-get install bpftool)")
+            .status
+            .success()
     };
-    let before = ids();
-    let during = ns.run(|| {
+    let ids = ns.run(|| {
         pin_thread(0);
         let g = XdpGen::open(&s, &ns.a, &XdpGenConfig::default()).unwrap();
         g.run(100).unwrap();
-        let during = ids();
-        drop(g);
-        during
+        let ids = g.program_ids().unwrap();
+        assert_eq!(ids.len(), 3);
+        assert!(ids.iter().all(loaded), "{ids:?}");
+        ids
     });
-    let mine: Vec<&String> = during.iter().filter(|i| !before.contains(i)).collect();
-    assert_eq!(
-        mine.len(),
-        3,
-        "xdpgen and its two counters were loaded: {during:?}"
-    );
     // Programs are freed after an RCU grace period.
     let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let now = ids();
-        if mine.iter().all(|i| !now.contains(i)) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "still loaded: {now:?}");
+    while ids.iter().any(loaded) {
+        assert!(Instant::now() < deadline, "still loaded: {ids:?}");
         std::thread::sleep(Duration::from_millis(50));
     }
 }

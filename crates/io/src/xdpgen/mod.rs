@@ -227,6 +227,23 @@ impl XdpGen {
         &self.facts
     }
 
+    /// The kernel's ids of the loaded programs: the generator (or probe)
+    /// and the two tracepoint counters. They go when this is dropped.
+    pub fn program_ids(&self) -> Result<Vec<u32>, IoError> {
+        let mut ids = Vec::new();
+        for name in [self.cfg.program.name(), "tx_xmit", "tx_redirect_err"] {
+            let prog =
+                self.obj.ebpf().program(name).ok_or_else(|| {
+                    IoError::Other(format!("no program {name} in the XDP object"))
+                })?;
+            let info = prog
+                .info()
+                .map_err(|e| bpf_error("reading a program's id", &self.iface, &e))?;
+            ids.push(info.id());
+        }
+        Ok(ids)
+    }
+
     /// Distinct frame sizes (the length of [`CpuState::size_frames`] in use).
     pub fn sizes(&self) -> usize {
         self.nsizes
