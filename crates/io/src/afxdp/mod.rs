@@ -46,6 +46,14 @@
 //!   mode; [`ZeroCopy::On`] where the driver has no zero-copy support (veth)
 //!   is [`IoError::ZeroCopyUnavailable`], a usage error (exit code 2): the
 //!   command line asked for something this interface cannot do.
+//! - **Frags-aware programs**: both programs of `bpf/xsk_redirect.c` are
+//!   in section `xdp.frags` (aya loads them with BPF_F_XDP_HAS_FRAGS). veth
+//!   refuses a program that is not frags-aware in native mode when its
+//!   peer's MTU does not fit one page, so at the built-in lab's MTU 9000 it
+//!   used to fall back to generic XDP. Native mode is now used there; a
+//!   frame longer than a chunk (linear or in several buffers) is refused by
+//!   the kernel's AF_XDP code (the socket is not bound with XDP_USE_SG) and
+//!   counted in the socket's rx_dropped and the interface's rx_dropped.
 //! - **bpffs** is never used: nothing is pinned, the program lives as long
 //!   as its bpf_link's file descriptor.
 //!
