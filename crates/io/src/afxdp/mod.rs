@@ -68,7 +68,9 @@
 //! the page-pool copy 20%); the XDP_DROP program 0.1%; our `send_batch`
 //! 1%. That per-frame skb work is what limits AF_XDP on veth to about
 //! 1.2x AF_PACKET and 1.5x trafgen (see the speed tests in
-//! `tests/afxdp.rs`); zero-copy drivers skip it. The copy-mode budget of
+//! `tests/afxdp.rs`, and `bench/peers` for `pktlab gen` itself, which is
+//! as fast: building multi-flow frames is 3% of its time); zero-copy
+//! drivers skip it. The copy-mode budget of
 //! descriptors per `sendto` is raised to the batch size where the kernel
 //! allows it (XDP_MAX_TX_SKB_BUDGET, Linux 6.17+), one system call per
 //! batch instead of one per 32 frames.
