@@ -1039,7 +1039,7 @@ fn speed_afxdp_vs_afpacket_vs_trafgen() {
 /// The receiver measurement (not a test): trafgen sends 64-byte frames as
 /// fast as it can for PKTLAB_SPEED_SECS (5) seconds into a veth whose peer
 /// has an AfXdpRx on its only queue, drained by one thread pinned to
-/// PKTLAB_SPEED_RX_CPU (1), with PKTLAB_SPEED_RX_RING (the default, 8192) RX and fill
+/// PKTLAB_SPEED_RX_CPU (1), with PKTLAB_SPEED_RX_RING (the default, 16384) RX and fill
 /// ring entries; prints how many frames the socket got against
 /// how many the interface counted, and the socket's drops.
 ///
