@@ -46,6 +46,14 @@
 //!   mode; [`ZeroCopy::On`] where the driver has no zero-copy support (veth)
 //!   is [`IoError::ZeroCopyUnavailable`], a usage error (exit code 2): the
 //!   command line asked for something this interface cannot do.
+//! - **Frags-aware programs**: both programs of `bpf/xsk_redirect.c` are
+//!   in section `xdp.frags` (aya loads them with BPF_F_XDP_HAS_FRAGS). veth
+//!   refuses a program that is not frags-aware in native mode when its
+//!   peer's MTU does not fit one page, so at the built-in lab's MTU 9000 it
+//!   used to fall back to generic XDP. Native mode is now used there; a
+//!   frame longer than a chunk (linear or in several buffers) is refused by
+//!   the kernel's AF_XDP code (the socket is not bound with XDP_USE_SG) and
+//!   counted in the socket's rx_dropped and the interface's rx_dropped.
 //! - **bpffs** is never used: nothing is pinned, the program lives as long
 //!   as its bpf_link's file descriptor.
 //!
@@ -60,7 +68,9 @@
 //! the page-pool copy 20%); the XDP_DROP program 0.1%; our `send_batch`
 //! 1%. That per-frame skb work is what limits AF_XDP on veth to about
 //! 1.2x AF_PACKET and 1.5x trafgen (see the speed tests in
-//! `tests/afxdp.rs`); zero-copy drivers skip it. The copy-mode budget of
+//! `tests/afxdp.rs`, and `bench/peers` for `pktlab gen` itself, which is
+//! as fast: building multi-flow frames is 3% of its time); zero-copy
+//! drivers skip it. The copy-mode budget of
 //! descriptors per `sendto` is raised to the batch size where the kernel
 //! allows it (XDP_MAX_TX_SKB_BUDGET, Linux 6.17+), one system call per
 //! batch instead of one per 32 frames.
@@ -106,12 +116,17 @@ pub struct XdpConfig {
     /// the chunk less 256 bytes of kernel headroom (1792 bytes by default;
     /// longer frames are dropped and counted in [`RxPort::drops`](crate::port::RxPort::drops)).
     pub frame_size: usize,
-    /// Entries of the RX and fill rings, a power of two (default 8192). An RX
-    /// socket's UMEM has twice as many chunks (32 MiB by default). The ring
-    /// absorbs the time the receiving thread is not running: on a loaded
-    /// 2-CPU machine, receiving a 230-300 kpps trafgen stream on a veth, a
-    /// ring of 2048 lost 0.2-0.6% of the frames (RX ring full) in 4 of 4
-    /// runs, 4096 lost 0.13-0.31% in 3 of 9 runs, 8192 lost none in 9 runs.
+    /// Entries of the RX and fill rings, a power of two (default 16384). An
+    /// RX socket's UMEM has twice as many chunks (64 MiB by default, pinned
+    /// memory: without CAP_IPC_LOCK it counts against RLIMIT_MEMLOCK). The
+    /// ring absorbs the time the receiving thread is not running (up to
+    /// 55 ms at 300 kpps): on a loaded 2-CPU virtual machine whose host
+    /// steals time from its CPUs, receiving a 200-320 kpps trafgen stream on
+    /// a veth, a ring of 2048 lost 0.2-0.6% of the frames in 4 of 4 runs,
+    /// 4096 lost 0.13-0.31% in 3 of 9 runs; 8192 lost 0.09% and 0.45% in 2
+    /// of 16 runs made interleaved with 16384, which lost none in 16, and
+    /// 1.3% in 1 of about 30 `bench/peers` rounds (fill ring empty: the
+    /// thread was off its CPU for longer than the ring lasts).
     pub rx_ring_size: u32,
     /// Entries of the TX and completion rings, a power of two (default
     /// 2048); a TX socket's UMEM has as many chunks.
@@ -133,7 +148,7 @@ impl Default for XdpConfig {
         XdpConfig {
             zerocopy: ZeroCopy::Auto,
             frame_size: 2048,
-            rx_ring_size: 8192,
+            rx_ring_size: 16384,
             tx_ring_size: 2048,
             batch: 256,
             need_wakeup: true,
