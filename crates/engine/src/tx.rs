@@ -12,7 +12,7 @@ use pktlab_io::IoError;
 
 use crate::backend::describe_backends;
 use crate::gate::Gate;
-use crate::monitor::{join_all, l1_bps, per_second, Monitor, Published};
+use crate::monitor::{join_all, l1_bps, per_second, Monitor, Published, Sample};
 use crate::pacer::{self, Pace, Pacer};
 use crate::{clock, EngineError, FrameSource, StopSignal, FCS_LEN};
 
@@ -102,6 +102,21 @@ pub struct TxInterval {
     pub l1_bps: f64,
     /// Packets per thread in this interval.
     pub threads: Vec<u64>,
+}
+
+impl From<Sample> for TxInterval {
+    fn from(s: Sample) -> TxInterval {
+        TxInterval {
+            elapsed: s.elapsed,
+            seconds: s.seconds,
+            packets: s.packets,
+            bytes: s.bytes,
+            pps: s.pps(),
+            l2_bps: s.l2_bps(),
+            l1_bps: s.l1_bps(),
+            threads: s.threads,
+        }
+    }
 }
 
 /// What one thread did.
@@ -235,16 +250,7 @@ where
         loop {
             let all_done = done.load(Ordering::Acquire) as usize == plan.threads;
             if let Some(s) = monitor.poll(Instant::now(), &counters, all_done) {
-                on_event(TxEvent::Interval(TxInterval {
-                    elapsed: s.elapsed,
-                    seconds: s.seconds,
-                    packets: s.packets,
-                    bytes: s.bytes,
-                    pps: s.pps(),
-                    l2_bps: s.l2_bps(),
-                    l1_bps: s.l1_bps(),
-                    threads: s.threads,
-                }));
+                on_event(TxEvent::Interval(TxInterval::from(s)));
             }
             if all_done {
                 break;

@@ -197,16 +197,7 @@ pub fn run_xdp_gen(
                     Err(_) => break,
                 };
                 if let Some(s) = monitor.poll(Instant::now(), &counts, all_done) {
-                    on_event(TxEvent::Interval(TxInterval {
-                        elapsed: s.elapsed,
-                        seconds: s.seconds,
-                        packets: s.packets,
-                        bytes: s.bytes,
-                        pps: s.pps(),
-                        l2_bps: s.l2_bps(),
-                        l1_bps: s.l1_bps(),
-                        threads: s.threads,
-                    }));
+                    on_event(TxEvent::Interval(TxInterval::from(s)));
                 }
                 if all_done {
                     break;
