@@ -2,14 +2,18 @@
 //! network namespace.
 //!
 //! Nothing here reads `/sys/class/net`: sysfs reflects the namespace it was
-//! mounted in, not the thread's. Lookups use ioctls on a socket and counters
-//! use an rtnetlink `RTM_GETLINK` query, and sockets belong to the network
-//! namespace of the thread that creates them, so a thread that called
-//! `setns(CLONE_NEWNET)` sees its new namespace.
+//! mounted in, not the thread's. Lookups use ioctls on a socket, and
+//! counters an rtnetlink `RTM_GETLINK` query (built and decoded by
+//! `netlink-packet-route`, sent through [`crate::netlink`]); sockets belong
+//! to the network namespace of the thread that creates them, so a thread
+//! that called `setns(CLONE_NEWNET)` sees its new namespace.
 
 use std::io;
-use std::os::fd::AsRawFd;
 
+use netlink_packet_route::link::{LinkAttribute, LinkMessage};
+use netlink_packet_route::RouteNetlinkMessage;
+
+use crate::netlink::{self, RequestError};
 use crate::sys;
 use crate::IoError;
 
@@ -116,130 +120,64 @@ impl IfCounters {
 /// rtnetlink RTM_GETLINK query (IFLA_STATS64, or IFLA_STATS on old kernels).
 pub fn read_counters(name: &str) -> Result<IfCounters, IoError> {
     let index = sys::if_index(name)?;
-    let sock = sys::socket(libc::AF_NETLINK, libc::SOCK_RAW, libc::NETLINK_ROUTE)
+    let sock = netlink::Socket::open(netlink::NETLINK_ROUTE)
         .map_err(|e| IoError::sys("opening a netlink socket", name, e))?;
-    let fd = sock.as_raw_fd();
-
-    // struct nlmsghdr (16 bytes) + struct ifinfomsg (16 bytes), native endian.
-    const SEQ: u32 = 0x706b_746c;
-    let mut req = [0u8; 32];
-    req[0..4].copy_from_slice(&32u32.to_ne_bytes());
-    req[4..6].copy_from_slice(&libc::RTM_GETLINK.to_ne_bytes());
-    req[6..8].copy_from_slice(&(libc::NLM_F_REQUEST as u16).to_ne_bytes());
-    req[8..12].copy_from_slice(&SEQ.to_ne_bytes());
-    req[16] = libc::AF_UNSPEC as u8; // ifi_family
-    req[20..24].copy_from_slice(&(index as i32).to_ne_bytes()); // ifi_index
-                                                                // SAFETY: `req` is a readable buffer of the length we pass; a netlink
-                                                                // socket that is not bound gets an automatic address on send.
-    let rc = unsafe { libc::send(fd, req.as_ptr().cast(), req.len(), 0) };
-    if rc < 0 {
-        return Err(IoError::last_os(
-            "sending a netlink RTM_GETLINK request",
-            name,
-        ));
-    }
-
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        // SAFETY: `buf` is a writable buffer of the length we pass.
-        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::EINTR) {
-                continue;
+    let mut get = LinkMessage::default();
+    get.header.index = index;
+    let answers = sock
+        .request(RouteNetlinkMessage::GetLink(get), 0)
+        .map_err(|e| match e {
+            RequestError::Send(e) => IoError::sys("sending a netlink RTM_GETLINK request", name, e),
+            RequestError::Recv(e) => {
+                IoError::sys("reading the netlink RTM_GETLINK answer", name, e)
             }
-            return Err(IoError::sys(
-                "reading the netlink RTM_GETLINK answer",
-                name,
-                e,
-            ));
-        }
-        let mut msgs = &buf[..n as usize];
-        while msgs.len() >= 16 {
-            let len = u32::from_ne_bytes(msgs[0..4].try_into().unwrap()) as usize;
-            let ty = u16::from_ne_bytes(msgs[4..6].try_into().unwrap());
-            let seq = u32::from_ne_bytes(msgs[8..12].try_into().unwrap());
-            if len < 16 || len > msgs.len() {
-                return Err(IoError::Other(format!(
-                    "malformed netlink answer for interface {name}"
-                )));
+            RequestError::Malformed => {
+                IoError::Other(format!("malformed netlink answer for interface {name}"))
             }
-            let body = &msgs[16..len];
-            if seq == SEQ {
-                if ty == libc::NLMSG_ERROR as u16 && body.len() >= 4 {
-                    let errno = -i32::from_ne_bytes(body[0..4].try_into().unwrap());
-                    if errno == libc::ENODEV {
-                        return Err(IoError::NoSuchInterface(name.to_string()));
-                    }
-                    return Err(IoError::sys(
-                        "querying link statistics",
-                        name,
-                        io::Error::from_raw_os_error(errno),
-                    ));
-                }
-                if ty == libc::RTM_NEWLINK {
-                    return parse_link_stats(body).ok_or_else(|| {
-                        IoError::Other(format!("no link statistics for interface {name}"))
-                    });
-                }
+            RequestError::Kernel(e) if e.raw_os_error() == Some(libc::ENODEV) => {
+                IoError::NoSuchInterface(name.to_string())
             }
-            msgs = &msgs[align4(len).min(msgs.len())..];
-        }
-    }
-}
-
-fn align4(n: usize) -> usize {
-    (n + 3) & !3
-}
-
-/// Finds IFLA_STATS64 (or IFLA_STATS) in an RTM_NEWLINK body.
-fn parse_link_stats(body: &[u8]) -> Option<IfCounters> {
-    const IFINFOMSG_LEN: usize = 16;
-    let mut attrs = body.get(IFINFOMSG_LEN..)?;
-    let mut stats32 = None;
-    while attrs.len() >= 4 {
-        let len = u16::from_ne_bytes([attrs[0], attrs[1]]) as usize;
-        let ty = u16::from_ne_bytes([attrs[2], attrs[3]]) & 0x3fff; // strip NLA_F_* flags
-        if len < 4 || len > attrs.len() {
-            break;
-        }
-        let payload = &attrs[4..len];
-        if ty == libc::IFLA_STATS64 {
-            return stats_from(payload, 8);
-        }
-        if ty == libc::IFLA_STATS {
-            stats32 = Some(payload);
-        }
-        attrs = &attrs[align4(len).min(attrs.len())..];
-    }
-    stats_from(stats32?, 4)
-}
-
-/// Decodes struct rtnl_link_stats64 (`width` 8) or rtnl_link_stats (`width` 4).
-fn stats_from(p: &[u8], width: usize) -> Option<IfCounters> {
-    // Field order of both structs: rx_packets, tx_packets, rx_bytes, tx_bytes,
-    // rx_errors, tx_errors, rx_dropped, tx_dropped, multicast, collisions,
-    // rx_length_errors, rx_over_errors, rx_crc_errors, rx_frame_errors,
-    // rx_fifo_errors, rx_missed_errors, ...
-    let field = |i: usize| -> Option<u64> {
-        let b = p.get(i * width..(i + 1) * width)?;
-        Some(if width == 8 {
-            u64::from_ne_bytes(b.try_into().ok()?)
-        } else {
-            u32::from_ne_bytes(b.try_into().ok()?) as u64
+            RequestError::Kernel(e) => IoError::sys("querying link statistics", name, e),
+        })?;
+    answers
+        .iter()
+        .find_map(|m| match m {
+            RouteNetlinkMessage::NewLink(link) => link_counters(&link.attributes),
+            _ => None,
         })
-    };
-    Some(IfCounters {
-        rx_packets: field(0)?,
-        tx_packets: field(1)?,
-        rx_bytes: field(2)?,
-        tx_bytes: field(3)?,
-        rx_errors: field(4)?,
-        tx_errors: field(5)?,
-        rx_dropped: field(6)?,
-        tx_dropped: field(7)?,
-        rx_fifo_errors: field(14)?,
-        rx_missed_errors: field(15)?,
+        .ok_or_else(|| IoError::Other(format!("no link statistics for interface {name}")))
+}
+
+/// The counters in a link's attributes: IFLA_STATS64, or IFLA_STATS when
+/// the kernel sends only the 32-bit ones.
+fn link_counters(attributes: &[LinkAttribute]) -> Option<IfCounters> {
+    // Stats64 and Stats share field names but not types; this copies the
+    // fields we keep from either.
+    macro_rules! counters {
+        ($s:expr) => {
+            IfCounters {
+                rx_packets: u64::from($s.rx_packets),
+                rx_bytes: u64::from($s.rx_bytes),
+                rx_errors: u64::from($s.rx_errors),
+                rx_dropped: u64::from($s.rx_dropped),
+                rx_missed_errors: u64::from($s.rx_missed_errors),
+                rx_fifo_errors: u64::from($s.rx_fifo_errors),
+                tx_packets: u64::from($s.tx_packets),
+                tx_bytes: u64::from($s.tx_bytes),
+                tx_errors: u64::from($s.tx_errors),
+                tx_dropped: u64::from($s.tx_dropped),
+            }
+        };
+    }
+    let stats64 = attributes.iter().find_map(|a| match a {
+        LinkAttribute::Stats64(s) => Some(counters!(s)),
+        _ => None,
+    });
+    stats64.or_else(|| {
+        attributes.iter().find_map(|a| match a {
+            LinkAttribute::Stats(s) => Some(counters!(s)),
+            _ => None,
+        })
     })
 }
 
@@ -265,6 +203,7 @@ pub fn is_root() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use netlink_packet_route::link::{Stats, Stats64};
 
     #[test]
     fn lookup_loopback() {
@@ -312,13 +251,25 @@ mod tests {
         assert_eq!(d.tx_bytes, 0);
     }
 
-    #[test]
-    fn stats64_decoding() {
+    /// struct rtnl_link_stats64 / rtnl_link_stats with fields numbered 1..=24
+    /// in their kernel order, native endian.
+    fn numbered_stats(width: usize) -> Vec<u8> {
         let mut p = Vec::new();
-        for i in 0..24u64 {
-            p.extend_from_slice(&(i + 1).to_ne_bytes());
+        for i in 1..=24u64 {
+            if width == 8 {
+                p.extend_from_slice(&i.to_ne_bytes());
+            } else {
+                p.extend_from_slice(&(i as u32).to_ne_bytes());
+            }
         }
-        let c = stats_from(&p, 8).unwrap();
+        p
+    }
+
+    fn assert_numbered(c: IfCounters) {
+        // Kernel order: rx_packets, tx_packets, rx_bytes, tx_bytes,
+        // rx_errors, tx_errors, rx_dropped, tx_dropped, multicast,
+        // collisions, rx_length_errors, rx_over_errors, rx_crc_errors,
+        // rx_frame_errors, rx_fifo_errors (15), rx_missed_errors (16).
         assert_eq!(c.rx_packets, 1);
         assert_eq!(c.tx_packets, 2);
         assert_eq!(c.rx_bytes, 3);
@@ -329,5 +280,18 @@ mod tests {
         assert_eq!(c.tx_dropped, 8);
         assert_eq!(c.rx_fifo_errors, 15);
         assert_eq!(c.rx_missed_errors, 16);
+    }
+
+    #[test]
+    fn stats64_decoding() {
+        let s64 = Stats64::parse(&numbered_stats(8)).unwrap();
+        let s32 = Stats::parse(&numbered_stats(4)).unwrap();
+        // IFLA_STATS64 wins over IFLA_STATS, whatever their order.
+        let zeros = Stats::parse(&[0; 24 * 4]).unwrap();
+        let attrs = [LinkAttribute::Stats(zeros), LinkAttribute::Stats64(s64)];
+        assert_numbered(link_counters(&attrs).unwrap());
+        // Without IFLA_STATS64, the 32-bit counters.
+        assert_numbered(link_counters(&[LinkAttribute::Stats(s32)]).unwrap());
+        assert_eq!(link_counters(&[LinkAttribute::Mtu(1500)]), None);
     }
 }

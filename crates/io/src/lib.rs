@@ -44,6 +44,7 @@ pub use error::IoError;
 pub mod afpacket;
 pub mod afxdp;
 pub mod iface;
+mod netlink;
 pub mod null;
 pub mod pcap;
 pub mod port;

@@ -28,6 +28,7 @@
 pub mod anchor;
 pub mod delivery;
 pub mod maps;
+mod netdev;
 mod netlink;
 pub mod template;
 
