@@ -156,7 +156,16 @@ fn prepare(
             let (target, outcome) = Target::builtin(spec)?;
             if !o.json && !o.quiet {
                 match outcome {
-                    UpOutcome::Created => println!("Built lab {prefix}."),
+                    // The lab outlives the campaign, as a bench-lab does, so
+                    // that the next campaign and `pktlab lab status` find it.
+                    UpOutcome::Created => {
+                        let down = if prefix == pktlab_lab::DEFAULT_PREFIX {
+                            "pktlab lab down".to_string()
+                        } else {
+                            format!("pktlab lab down --prefix {prefix}")
+                        };
+                        println!("Built lab {prefix}; it stays up after the campaign ({down} removes it).")
+                    }
                     UpOutcome::Repaired => println!("Repaired lab {prefix}."),
                     UpOutcome::AlreadyUp => {}
                 }
