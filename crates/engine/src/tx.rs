@@ -293,7 +293,8 @@ fn collect(handles: Vec<Handle<'_>>, start: Option<Instant>) -> Result<TxSummary
 }
 
 impl TxSummary {
-    fn empty(interrupted: bool) -> TxSummary {
+    /// The summary of a run that never started.
+    pub(crate) fn empty(interrupted: bool) -> TxSummary {
         TxSummary {
             backend: String::new(),
             packets: 0,

@@ -209,7 +209,7 @@ pub fn run_xdp_gen(
     let ends = ends?;
     let interrupted = crate::stop::interrupted();
     let Some(start) = start else {
-        return Ok(empty_summary(interrupted));
+        return Ok(TxSummary::empty(interrupted));
     };
     let end = ends.iter().flatten().map(|e| e.end).max().unwrap_or(start);
     let seconds = (end - start).as_secs_f64();
@@ -333,22 +333,6 @@ fn account(
         ),
         summary: Box::new(summary),
     })
-}
-
-fn empty_summary(interrupted: bool) -> TxSummary {
-    TxSummary {
-        backend: String::new(),
-        packets: 0,
-        bytes: 0,
-        seconds: 0.0,
-        pps: 0.0,
-        l2_bps: 0.0,
-        l1_bps: 0.0,
-        tx_errors: 0,
-        interrupted,
-        threads: Vec::new(),
-        iface: None,
-    }
 }
 
 struct WorkerEnd {

@@ -6,7 +6,7 @@ mod common;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use common::{now_ns, udp_frame, Netns, MAC_A, MAC_B};
+use common::{now_ns, send_frames, udp_frame, Netns, MAC_A, MAC_B};
 use pktlab_io::afpacket::{AfPacketRx, AfPacketTx, RxRingConfig, TxRingConfig};
 use pktlab_io::iface::{self, IfCounters};
 use pktlab_io::port::{RxPort, TxPort};
@@ -24,24 +24,8 @@ fn small_rx() -> RxRingConfig {
 
 /// Sends `frames` in batches of at most `batch`, pausing 1 ms between
 /// batches, and calls `between` after each batch (to drain receivers).
-fn send_all(tx: &mut AfPacketTx, frames: &[Vec<u8>], batch: usize, mut between: impl FnMut()) {
-    let mut sent = 0;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while sent < frames.len() {
-        let want = batch.min(frames.len() - sent);
-        let k = tx
-            .send_batch(want, |i, slot, _| {
-                let f = &frames[sent + i];
-                slot[..f.len()].copy_from_slice(f);
-                f.len()
-            })
-            .unwrap();
-        sent += k;
-        between();
-        std::thread::sleep(Duration::from_millis(1));
-        assert!(Instant::now() < deadline, "sending stalled at {sent}");
-    }
-    tx.flush().unwrap();
+fn send_all(tx: &mut AfPacketTx, frames: &[Vec<u8>], batch: usize, between: impl FnMut()) {
+    send_frames(tx, frames, batch, Duration::from_millis(1), between);
 }
 
 /// Receives until `want` frames arrived or 5 s passed, then 100 ms more to

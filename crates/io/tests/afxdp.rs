@@ -49,25 +49,10 @@ fn veth_pair(ns: &Netns, prefix: &str, queues: u32) -> (String, String) {
     (a, b)
 }
 
-/// Sends every frame of `frames` (each slot gets one whole frame), `chunk`
-/// frames per batch, calling `between` after each batch.
-fn send_frames<T: TxPort>(tx: &mut T, frames: &[Vec<u8>], chunk: usize, mut between: impl FnMut()) {
-    let mut next = 0;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while next < frames.len() {
-        assert!(Instant::now() < deadline, "sending stalled at {next}");
-        let n = (frames.len() - next).min(chunk);
-        let sent = tx
-            .send_batch(n, |i, slot, _| {
-                let f = &frames[next + i];
-                slot[..f.len()].copy_from_slice(f);
-                f.len()
-            })
-            .unwrap();
-        next += sent;
-        between();
-    }
-    tx.flush().unwrap();
+/// Sends every frame of `frames`, `chunk` frames per batch with no pause,
+/// calling `between` after each batch.
+fn send_frames<T: TxPort>(tx: &mut T, frames: &[Vec<u8>], chunk: usize, between: impl FnMut()) {
+    common::send_frames(tx, frames, chunk, Duration::ZERO, between);
 }
 
 /// Receives until `got` holds `want` frames, then 100 ms more (to catch

@@ -5,16 +5,10 @@ mod common;
 
 use std::time::Duration;
 
-use common::{ok_in, summary, Lab, Receiver, VethNs};
+use common::{ok_in, summary, u, Lab, Receiver, VethNs};
 use serde_json::Value;
 
 const WAIT: Duration = Duration::from_secs(60);
-
-fn u(v: &Value, key: &str) -> u64 {
-    v[key]
-        .as_u64()
-        .unwrap_or_else(|| panic!("{key} is not a count in {v}"))
-}
 
 fn backend(v: &Value) -> &str {
     v["backend"].as_str().expect("a backend")

@@ -5,29 +5,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::{ok_in, summary, Lab, Receiver, VethNs};
-use serde_json::Value;
+use common::{counts, ok_in, summary, u, Lab, Receiver, VethNs};
 
 const WAIT: Duration = Duration::from_secs(60);
-
-fn u(v: &Value, key: &str) -> u64 {
-    v[key]
-        .as_u64()
-        .unwrap_or_else(|| panic!("{key} is not a count in {v}"))
-}
-
-/// Checks the receiver's stream accounting: (packets, flows, lost, out of
-/// order, duplicates, foreign).
-fn counts(s: &Value) -> (u64, u64, u64, u64, u64, u64) {
-    (
-        u(s, "packets"),
-        u(s, "flows"),
-        u(s, "lost"),
-        u(s, "out_of_order"),
-        u(s, "duplicates"),
-        u(s, "foreign"),
-    )
-}
 
 #[test]
 fn gen_to_recv_is_exact_at_a_modest_rate() {

@@ -7,28 +7,10 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{ok_in, pktlab_in, sh, summary, Lab, Receiver, VethNs};
+use common::{counts, ok_in, pktlab_in, sh, summary, u, Lab, Receiver, VethNs};
 use serde_json::Value;
 
 const WAIT: Duration = Duration::from_secs(120);
-
-fn u(v: &Value, key: &str) -> u64 {
-    v[key]
-        .as_u64()
-        .unwrap_or_else(|| panic!("{key} is not a count in {v}"))
-}
-
-/// (packets, flows, lost, out of order, duplicates, foreign).
-fn counts(s: &Value) -> (u64, u64, u64, u64, u64, u64) {
-    (
-        u(s, "packets"),
-        u(s, "flows"),
-        u(s, "lost"),
-        u(s, "out_of_order"),
-        u(s, "duplicates"),
-        u(s, "foreign"),
-    )
-}
 
 /// A veth pair whose receiving end `vb` has GRO on: `va` takes redirected
 /// frames.

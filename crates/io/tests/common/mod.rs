@@ -162,6 +162,40 @@ pub fn udp_frame(src: [u8; 6], dst: [u8; 6], sport: u16, seq: u32, len: usize) -
     out
 }
 
+/// Sends every frame of `frames` (each slot gets one whole frame), at most
+/// `batch` frames per batch, sleeping `pause` and calling `between` (to
+/// drain receivers) after each batch.
+pub fn send_frames<T: pktlab_io::port::TxPort>(
+    tx: &mut T,
+    frames: &[Vec<u8>],
+    batch: usize,
+    pause: std::time::Duration,
+    mut between: impl FnMut(),
+) {
+    let mut next = 0;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while next < frames.len() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "sending stalled at {next}"
+        );
+        let n = (frames.len() - next).min(batch);
+        let sent = tx
+            .send_batch(n, |i, slot, _| {
+                let f = &frames[next + i];
+                slot[..f.len()].copy_from_slice(f);
+                f.len()
+            })
+            .unwrap();
+        next += sent;
+        between();
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
+        }
+    }
+    tx.flush().unwrap();
+}
+
 /// Nanoseconds since the Unix epoch, now.
 pub fn now_ns() -> u64 {
     std::time::SystemTime::now()

@@ -69,6 +69,26 @@ pub fn summary(stdout: &str) -> Value {
     v
 }
 
+/// `v[key]` as a count; a test failure if it is missing or not one.
+pub fn u(v: &Value, key: &str) -> u64 {
+    v[key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{key} is not a count in {v}"))
+}
+
+/// A receiver summary's stream accounting: (packets, flows, lost, out of
+/// order, duplicates, foreign).
+pub fn counts(s: &Value) -> (u64, u64, u64, u64, u64, u64) {
+    (
+        u(s, "packets"),
+        u(s, "flows"),
+        u(s, "lost"),
+        u(s, "out_of_order"),
+        u(s, "duplicates"),
+        u(s, "foreign"),
+    )
+}
+
 pub fn sh(cmd: &str) -> String {
     let out = Command::new("sh").args(["-c", cmd]).output().unwrap();
     assert!(
