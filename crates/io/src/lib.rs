@@ -43,6 +43,7 @@ pub use error::IoError;
 
 pub mod afpacket;
 pub mod afxdp;
+mod ethtool;
 pub mod iface;
 mod netlink;
 pub mod null;

@@ -191,46 +191,17 @@ pub(super) fn realtime_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// `struct ethtool_channels` (linux/ethtool.h).
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct EthtoolChannels {
-    cmd: u32,
-    max_rx: u32,
-    max_tx: u32,
-    max_other: u32,
-    max_combined: u32,
-    rx_count: u32,
-    tx_count: u32,
-    other_count: u32,
-    combined_count: u32,
-}
-
-const ETHTOOL_GCHANNELS: u32 = 0x3c;
-
 /// The number of queues an AF_XDP socket may bind to on `name`: the larger of
 /// its RX and TX queue counts (combined channels count for both), from
 /// ETHTOOL_GCHANNELS. `None` when the driver does not report channels.
 pub(super) fn queue_count(name: &str) -> Result<Option<u32>, IoError> {
-    let sock = crate::sys::socket(libc::AF_UNIX, libc::SOCK_DGRAM, 0)
-        .map_err(|e| IoError::sys("opening an ioctl socket", name, e))?;
-    let mut ch = EthtoolChannels {
-        cmd: ETHTOOL_GCHANNELS,
-        ..Default::default()
-    };
-    let mut ifr = crate::sys::ifreq(name)?;
-    ifr.ifr_ifru.ifru_data = (&mut ch as *mut EthtoolChannels).cast();
-    match crate::sys::ifreq_ioctl(&sock, libc::SIOCETHTOOL, &mut ifr) {
-        Ok(()) => {
-            let rx = ch.rx_count + ch.combined_count;
-            let tx = ch.tx_count + ch.combined_count;
-            Ok(Some(rx.max(tx)).filter(|&n| n > 0))
-        }
-        Err(e) => match e.raw_os_error() {
-            Some(libc::ENODEV) | Some(libc::ENXIO) => Err(IoError::NoSuchInterface(name.into())),
-            // No get_channels in the driver (lo, some virtual devices).
-            _ => Ok(None),
-        },
+    match crate::ethtool::channels(name) {
+        Ok(c) => Ok(c
+            .map(|c| c.rx_queues().max(c.tx_queues()))
+            .filter(|&n| n > 0)),
+        Err(e @ IoError::NoSuchInterface(_)) => Err(e),
+        // No get_channels in the driver (lo, some virtual devices).
+        Err(_) => Ok(None),
     }
 }
 

@@ -23,6 +23,7 @@
 use std::os::fd::AsRawFd;
 
 use super::netlink;
+use crate::ethtool;
 use crate::iface::Iface;
 use crate::IoError;
 
@@ -264,7 +265,10 @@ fn peer_facts(index: u32, netns: Option<String>) -> Result<PeerFacts, IoError> {
     let sys = |op: &str, e: std::io::Error| IoError::sys(op, &name, e);
     let link = netlink::link_facts(index).map_err(|e| sys("reading the link", e))?;
     let threaded = netlink::napi_threaded(index).map_err(|e| sys("reading the NAPI state", e))?;
-    let rx_queues = ethtool::rx_queues(&name)?.unwrap_or(1);
+    let rx_queues = ethtool::channels(&name)?
+        .map(|c| c.rx_queues())
+        .filter(|&n| n > 0)
+        .unwrap_or(1);
     Ok(PeerFacts {
         name,
         netns,
@@ -284,93 +288,6 @@ fn if_name(index: u32) -> Result<String, IoError> {
     // SAFETY: if_indextoname wrote a NUL-terminated name into `buf`.
     let c = unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) };
     Ok(c.to_string_lossy().into_owned())
-}
-
-/// The two ethtool ioctls the checks need.
-mod ethtool {
-    use crate::IoError;
-
-    const ETHTOOL_GDRVINFO: u32 = 0x03;
-    const ETHTOOL_GCHANNELS: u32 = 0x3c;
-
-    /// `struct ethtool_drvinfo`.
-    #[repr(C)]
-    struct DrvInfo {
-        cmd: u32,
-        driver: [u8; 32],
-        version: [u8; 32],
-        fw_version: [u8; 32],
-        bus_info: [u8; 32],
-        erom_version: [u8; 32],
-        reserved2: [u8; 12],
-        n_priv_flags: u32,
-        n_stats: u32,
-        testinfo_len: u32,
-        eedump_len: u32,
-        regdump_len: u32,
-    }
-
-    /// `struct ethtool_channels`.
-    #[repr(C)]
-    #[derive(Default)]
-    struct Channels {
-        cmd: u32,
-        max_rx: u32,
-        max_tx: u32,
-        max_other: u32,
-        max_combined: u32,
-        rx_count: u32,
-        tx_count: u32,
-        other_count: u32,
-        combined_count: u32,
-    }
-
-    /// Runs SIOCETHTOOL with `data` (a struct starting with its command).
-    /// `Ok(false)` when the driver does not implement the command.
-    fn ioctl<T>(name: &str, data: &mut T) -> Result<bool, IoError> {
-        let sock = crate::sys::socket(libc::AF_UNIX, libc::SOCK_DGRAM, 0)
-            .map_err(|e| IoError::sys("opening an ioctl socket", name, e))?;
-        let mut ifr = crate::sys::ifreq(name)?;
-        ifr.ifr_ifru.ifru_data = (data as *mut T).cast();
-        match crate::sys::ifreq_ioctl(&sock, libc::SIOCETHTOOL, &mut ifr) {
-            Ok(()) => Ok(true),
-            Err(e) => match e.raw_os_error() {
-                Some(libc::ENODEV) | Some(libc::ENXIO) => {
-                    Err(IoError::NoSuchInterface(name.to_string()))
-                }
-                Some(libc::EOPNOTSUPP) => Ok(false),
-                _ => Err(IoError::sys("querying ethtool", name, e)),
-            },
-        }
-    }
-
-    /// The driver's name (`veth`, `ixgbe`, ...), if it says.
-    pub(super) fn driver(name: &str) -> Result<Option<String>, IoError> {
-        // SAFETY: plain old data; all-zero is valid.
-        let mut d: DrvInfo = unsafe { std::mem::zeroed() };
-        d.cmd = ETHTOOL_GDRVINFO;
-        if !ioctl(name, &mut d)? {
-            return Ok(None);
-        }
-        let end = d
-            .driver
-            .iter()
-            .position(|&b| b == 0)
-            .unwrap_or(d.driver.len());
-        Ok(Some(String::from_utf8_lossy(&d.driver[..end]).into_owned()))
-    }
-
-    /// The RX queues in use (combined channels count), if the driver says.
-    pub(super) fn rx_queues(name: &str) -> Result<Option<u32>, IoError> {
-        let mut c = Channels {
-            cmd: ETHTOOL_GCHANNELS,
-            ..Default::default()
-        };
-        if !ioctl(name, &mut c)? {
-            return Ok(None);
-        }
-        Ok(Some(c.rx_count + c.combined_count).filter(|&n| n > 0))
-    }
 }
 
 #[cfg(test)]

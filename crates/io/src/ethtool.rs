@@ -1,0 +1,97 @@
+//! The two ethtool ioctls pktlab needs: the driver's name and the channel
+//! (queue) counts. Two fixed structs over SIOCETHTOOL; the ethtool crates
+//! speak the netlink interface asynchronously, for two reads.
+
+use crate::IoError;
+
+const ETHTOOL_GDRVINFO: u32 = 0x03;
+const ETHTOOL_GCHANNELS: u32 = 0x3c;
+
+/// `struct ethtool_drvinfo` (linux/ethtool.h).
+#[repr(C)]
+struct DrvInfo {
+    cmd: u32,
+    driver: [u8; 32],
+    version: [u8; 32],
+    fw_version: [u8; 32],
+    bus_info: [u8; 32],
+    erom_version: [u8; 32],
+    reserved2: [u8; 12],
+    n_priv_flags: u32,
+    n_stats: u32,
+    testinfo_len: u32,
+    eedump_len: u32,
+    regdump_len: u32,
+}
+
+/// `struct ethtool_channels` (linux/ethtool.h): the counts in use and their
+/// maxima.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Channels {
+    cmd: u32,
+    pub max_rx: u32,
+    pub max_tx: u32,
+    pub max_other: u32,
+    pub max_combined: u32,
+    pub rx_count: u32,
+    pub tx_count: u32,
+    pub other_count: u32,
+    pub combined_count: u32,
+}
+
+impl Channels {
+    /// RX queues in use (combined channels count for both directions).
+    pub(crate) fn rx_queues(&self) -> u32 {
+        self.rx_count + self.combined_count
+    }
+
+    /// TX queues in use.
+    pub(crate) fn tx_queues(&self) -> u32 {
+        self.tx_count + self.combined_count
+    }
+}
+
+/// Runs SIOCETHTOOL with `data` (a struct starting with its command).
+/// `Ok(false)` when the driver does not implement the command.
+fn ioctl<T>(name: &str, data: &mut T) -> Result<bool, IoError> {
+    let sock = crate::sys::socket(libc::AF_UNIX, libc::SOCK_DGRAM, 0)
+        .map_err(|e| IoError::sys("opening an ioctl socket", name, e))?;
+    let mut ifr = crate::sys::ifreq(name)?;
+    ifr.ifr_ifru.ifru_data = (data as *mut T).cast();
+    match crate::sys::ifreq_ioctl(&sock, libc::SIOCETHTOOL, &mut ifr) {
+        Ok(()) => Ok(true),
+        Err(e) => match e.raw_os_error() {
+            Some(libc::ENODEV) | Some(libc::ENXIO) => {
+                Err(IoError::NoSuchInterface(name.to_string()))
+            }
+            Some(libc::EOPNOTSUPP) => Ok(false),
+            _ => Err(IoError::sys("querying ethtool", name, e)),
+        },
+    }
+}
+
+/// The driver's name (`veth`, `ixgbe`, ...), if it says.
+pub(crate) fn driver(name: &str) -> Result<Option<String>, IoError> {
+    // SAFETY: plain old data; all-zero is valid.
+    let mut d: DrvInfo = unsafe { std::mem::zeroed() };
+    d.cmd = ETHTOOL_GDRVINFO;
+    if !ioctl(name, &mut d)? {
+        return Ok(None);
+    }
+    let end = d
+        .driver
+        .iter()
+        .position(|&b| b == 0)
+        .unwrap_or(d.driver.len());
+    Ok(Some(String::from_utf8_lossy(&d.driver[..end]).into_owned()))
+}
+
+/// The interface's channel counts, if its driver reports them.
+pub(crate) fn channels(name: &str) -> Result<Option<Channels>, IoError> {
+    let mut c = Channels {
+        cmd: ETHTOOL_GCHANNELS,
+        ..Default::default()
+    };
+    Ok(ioctl(name, &mut c)?.then_some(c))
+}
