@@ -26,23 +26,23 @@ pub enum IoError {
     #[error("bad ring size: {0}")]
     BadRing(String),
     /// The pcap output file cannot be created.
-    #[error("cannot create pcap file {}: {}", path.display(), os_msg(err))]
+    #[error("cannot create pcap file {}: {}", path.display(), os_message(err))]
     PcapCreate { path: PathBuf, err: std::io::Error },
     /// The pcap input file cannot be opened.
-    #[error("cannot open pcap file {}: {}", path.display(), os_msg(err))]
+    #[error("cannot open pcap file {}: {}", path.display(), os_message(err))]
     PcapOpen { path: PathBuf, err: std::io::Error },
     /// The pcap input file is not a classic Ethernet pcap file, or it is corrupt.
     #[error("bad pcap file {}: {reason}", path.display())]
     PcapFormat { path: PathBuf, reason: String },
     /// Writing the pcap output failed (disk full, ...).
-    #[error("cannot write pcap file {}: {}", path.display(), os_msg(err))]
+    #[error("cannot write pcap file {}: {}", path.display(), os_message(err))]
     PcapWrite { path: PathBuf, err: std::io::Error },
     /// Reading the pcap input failed at the operating-system level.
-    #[error("cannot read pcap file {}: {}", path.display(), os_msg(err))]
+    #[error("cannot read pcap file {}: {}", path.display(), os_message(err))]
     PcapRead { path: PathBuf, err: std::io::Error },
     /// A system call on an interface's socket failed, e.g.
     /// `sending on eth0: Network is down`.
-    #[error("{op} on {iface}: {}", os_msg(err))]
+    #[error("{op} on {iface}: {}", os_message(err))]
     Sys {
         op: String,
         iface: String,
@@ -142,7 +142,7 @@ impl IoError {
 }
 
 /// The operating system's text for `err`, without Rust's " (os error N)" suffix.
-pub(crate) fn os_msg(err: &std::io::Error) -> String {
+pub fn os_message(err: &std::io::Error) -> String {
     let s = err.to_string();
     match s.rfind(" (os error ") {
         Some(i) if s.ends_with(')') => s[..i].to_string(),

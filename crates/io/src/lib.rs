@@ -39,7 +39,7 @@
 //! loaded); its speed is measured by `bench/xdpgen`, not by a test.
 
 pub(crate) mod error;
-pub use error::IoError;
+pub use error::{os_message, IoError};
 
 pub mod afpacket;
 pub mod afxdp;

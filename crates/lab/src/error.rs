@@ -29,7 +29,7 @@ pub enum LabError {
         package: &'static str,
     },
     /// A command could not be started.
-    #[error("cannot run `{command}`: {}", os_msg(err))]
+    #[error("cannot run `{command}`: {}", pktlab_io::os_message(err))]
     Spawn {
         command: String,
         err: std::io::Error,
@@ -47,7 +47,7 @@ pub enum LabError {
     #[error("network namespace {0} does not exist")]
     NoNamespace(String),
     /// A system call failed.
-    #[error("{what}: {}", os_msg(err))]
+    #[error("{what}: {}", pktlab_io::os_message(err))]
     Sys { what: String, err: std::io::Error },
     /// An interface query inside a namespace failed.
     #[error("{err} (in network namespace {ns})")]
@@ -75,15 +75,6 @@ impl LabError {
             LabError::Cleanup { error, .. } => error.is_usage(),
             _ => false,
         }
-    }
-}
-
-/// An OS error's text without the " (os error N)" suffix.
-fn os_msg(err: &std::io::Error) -> String {
-    let s = err.to_string();
-    match s.rfind(" (os error ") {
-        Some(i) if s.ends_with(')') => s[..i].to_string(),
-        _ => s,
     }
 }
 

@@ -65,13 +65,7 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
 
 /// The operating system's text for `err` ("No such file or directory"),
 /// without Rust's " (os error 2)" suffix, for messages that quote it.
-pub fn os_message(err: &std::io::Error) -> String {
-    let text = err.to_string();
-    match text.find(" (os error ") {
-        Some(cut) => text[..cut].to_string(),
-        None => text,
-    }
-}
+pub use pktlab_io::os_message;
 
 /// The whole error chain on one line: "context: cause: root cause".
 pub fn one_line(err: &anyhow::Error) -> String {

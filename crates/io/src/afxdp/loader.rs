@@ -257,7 +257,7 @@ pub(crate) fn bpf_error(op: &str, iface: &str, e: &(dyn std::error::Error + 'sta
         Some(io) => IoError::Xdp {
             op: op.to_string(),
             iface: iface.to_string(),
-            reason: crate::error::os_msg(io),
+            reason: crate::error::os_message(io),
         },
         None => IoError::Xdp {
             op: op.to_string(),
