@@ -18,7 +18,7 @@
 pub mod affinity;
 pub mod auto;
 pub mod backend;
-pub mod clock;
+pub use pktlab_io::clock;
 mod error;
 mod gate;
 pub mod gen;

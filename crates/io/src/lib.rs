@@ -43,6 +43,7 @@ pub use error::{os_message, IoError};
 
 pub mod afpacket;
 pub mod afxdp;
+pub mod clock;
 mod ethtool;
 pub mod iface;
 mod netlink;

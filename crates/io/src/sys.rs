@@ -59,12 +59,17 @@ pub(crate) fn bind_packet(fd: RawFd, ifindex: u32, protocol: u16) -> io::Result<
     sll.sll_family = libc::AF_PACKET as u16;
     sll.sll_protocol = protocol.to_be();
     sll.sll_ifindex = ifindex as i32;
-    // SAFETY: `sll` is a valid sockaddr_ll of the length we pass.
+    bind(fd, &sll)
+}
+
+/// `bind(2)` to `addr`, a `sockaddr_*` struct of its family.
+pub(crate) fn bind<A>(fd: RawFd, addr: &A) -> io::Result<()> {
+    // SAFETY: `addr` is a whole sockaddr of the length we pass.
     let rc = unsafe {
         libc::bind(
             fd,
-            (&sll as *const libc::sockaddr_ll).cast(),
-            std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            (addr as *const A).cast(),
+            std::mem::size_of::<A>() as libc::socklen_t,
         )
     };
     if rc < 0 {

@@ -203,7 +203,7 @@ impl RxPort for AfXdpRx {
         };
 
         // One timestamp per batch: AF_XDP carries no per-frame timestamp.
-        let ts_ns = super::sys::realtime_ns();
+        let ts_ns = crate::clock::realtime_ns();
         let chunk_mask = !(self.sock.umem.frame_size as u64 - 1);
         self.done.clear();
         let rx = self.sock.rx.as_ref().expect("RX ring");

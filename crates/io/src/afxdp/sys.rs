@@ -128,19 +128,7 @@ pub(super) fn bind_xdp(
         sxdp_queue_id: queue,
         sxdp_shared_umem_fd: shared_fd,
     };
-    // SAFETY: `sxdp` is a valid sockaddr_xdp of the length we pass.
-    let rc = unsafe {
-        libc::bind(
-            fd,
-            (&sxdp as *const libc::sockaddr_xdp).cast(),
-            std::mem::size_of::<libc::sockaddr_xdp>() as libc::socklen_t,
-        )
-    };
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
+    crate::sys::bind(fd, &sxdp)
 }
 
 /// The zero-length `sendto` that makes the kernel process the TX ring.
@@ -178,17 +166,6 @@ pub(super) fn wake_rx(fd: RawFd) {
             std::ptr::null_mut(),
         );
     }
-}
-
-/// CLOCK_REALTIME in nanoseconds.
-pub(super) fn realtime_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec to write; CLOCK_REALTIME always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// The number of queues an AF_XDP socket may bind to on `name`: the larger of

@@ -1,4 +1,4 @@
-//! The clocks the engine reads.
+//! The clock of the test payload's timestamps.
 
 /// CLOCK_REALTIME in nanoseconds since the Unix epoch: the clock of the
 /// test payload's TX timestamp, and of AF_PACKET's RX timestamps, so that
