@@ -6,6 +6,7 @@
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::ptr::NonNull;
 use std::time::Duration;
 
 use crate::IoError;
@@ -174,17 +175,37 @@ pub(crate) fn page_size() -> usize {
     }
 }
 
-/// A shared mapping of a packet socket's ring, unmapped on drop.
+/// A memory mapping (a packet or AF_XDP socket's ring, or an AF_XDP UMEM
+/// area), unmapped on drop.
 pub(crate) struct Mmap {
-    ptr: *mut u8,
+    ptr: NonNull<u8>,
     len: usize,
 }
 
 impl Mmap {
-    /// Maps `len` bytes of `fd`'s ring(s), read-write, shared with the kernel.
-    pub(crate) fn ring(fd: RawFd, len: usize) -> io::Result<Mmap> {
-        // SAFETY: a fresh mapping at an address the kernel chooses; it
-        // aliases nothing in this process.
+    /// Anonymous, zeroed, pre-faulted memory for a UMEM area.
+    pub(crate) fn anonymous(len: usize) -> io::Result<Mmap> {
+        // SAFETY: a fresh private mapping at an address the kernel chooses;
+        // it aliases nothing in this process.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
+                -1,
+                0,
+            )
+        };
+        Self::from_mmap(p, len)
+    }
+
+    /// Maps `len` bytes of `fd`'s ring(s), read-write, shared with the
+    /// kernel, at offset `pgoff` (0 for a packet socket; XDP_PGOFF_RX_RING,
+    /// ... for an AF_XDP socket's rings).
+    pub(crate) fn ring(fd: RawFd, len: usize, pgoff: u64) -> io::Result<Mmap> {
+        // SAFETY: a fresh shared mapping of the socket's ring at an address
+        // the kernel chooses; it aliases nothing else in this process.
         let p = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
@@ -192,31 +213,45 @@ impl Mmap {
                 libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_SHARED | libc::MAP_POPULATE,
                 fd,
-                0,
+                pgoff as libc::off_t,
             )
         };
+        Self::from_mmap(p, len)
+    }
+
+    fn from_mmap(p: *mut libc::c_void, len: usize) -> io::Result<Mmap> {
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        Ok(Mmap { ptr: p.cast(), len })
+        let ptr =
+            NonNull::new(p.cast()).ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
+        Ok(Mmap { ptr, len })
     }
 
     pub(crate) fn ptr(&self) -> *mut u8 {
-        self.ptr
+        self.ptr.as_ptr()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
     }
 }
 
 impl Drop for Mmap {
     fn drop(&mut self) {
-        // SAFETY: `ptr`/`len` is exactly the mapping made in `ring`, and no
-        // reference into it outlives `self` (borrows of frames are tied to
-        // `&mut self` of the owning port).
+        // SAFETY: exactly the mapping made by `anonymous` or `ring`; every
+        // pointer into it is owned by the same socket (or port) and dropped
+        // with it.
         unsafe {
-            libc::munmap(self.ptr.cast(), self.len);
+            libc::munmap(self.ptr.as_ptr().cast(), self.len);
         }
     }
 }
 
-// SAFETY: the mapping is owned exclusively by one port; moving it to another
-// thread moves that exclusive ownership.
+// SAFETY: a mapping is owned by one socket (or port); moving it to another thread moves
+// that exclusive ownership (the kernel side is thread-agnostic).
 unsafe impl Send for Mmap {}
+// SAFETY: `&Mmap` only hands out the base pointer; every access through it
+// is an unsafe block whose caller owns the bytes it touches (the sockets
+// sharing a UMEM area use disjoint chunks).
+unsafe impl Sync for Mmap {}

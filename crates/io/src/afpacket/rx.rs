@@ -101,7 +101,7 @@ impl AfPacketRx {
         };
         sys::setsockopt(fd, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)
             .map_err(|e| super::ring_error("PACKET_RX_RING", iface, geometry.clone(), e))?;
-        let ring = Mmap::ring(fd, cfg.block_size * cfg.blocks)
+        let ring = Mmap::ring(fd, cfg.block_size * cfg.blocks, 0)
             .map_err(|e| IoError::sys(format!("mapping the RX ring of {geometry}"), iface, e))?;
 
         // The socket was opened with protocol 0 so that it saw nothing

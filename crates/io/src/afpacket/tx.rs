@@ -144,7 +144,7 @@ impl AfPacketTx {
             let _ = sys::setsockopt(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, &sndbuf);
         }
 
-        let ring = Mmap::ring(fd, block_size * blocks)
+        let ring = Mmap::ring(fd, block_size * blocks, 0)
             .map_err(|e| IoError::sys(format!("mapping the TX ring of {geometry}"), iface, e))?;
 
         sys::bind_packet(fd, info.index, 0).map_err(|e| match e.raw_os_error() {

@@ -11,7 +11,7 @@ use std::marker::PhantomData;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::sys::Mapping;
+use crate::sys::Mmap;
 
 /// A mapped ring of `size` (a power of two) entries of `T`.
 struct Ring<T> {
@@ -21,7 +21,7 @@ struct Ring<T> {
     descs: *mut T,
     mask: u32,
     size: u32,
-    _map: Mapping,
+    _map: Mmap,
     _t: PhantomData<T>,
 }
 
@@ -30,7 +30,7 @@ impl<T: Copy> Ring<T> {
     fn map(fd: RawFd, off: &libc::xdp_ring_offset, size: u32, pgoff: u64) -> io::Result<Ring<T>> {
         debug_assert!(size.is_power_of_two());
         let len = off.desc as usize + size as usize * std::mem::size_of::<T>();
-        let map = Mapping::ring(fd, len, pgoff)?;
+        let map = Mmap::ring(fd, len, pgoff)?;
         let base = map.ptr();
         for o in [off.producer, off.consumer, off.flags] {
             if o as usize + 4 > len || !o.is_multiple_of(4) {

@@ -6,9 +6,10 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::Arc;
 
 use super::ring::{ConsRing, ProdRing};
-use super::sys::{self, Mapping};
+use super::sys;
 use super::{XdpConfig, ZeroCopy};
 use crate::iface::Iface;
+use crate::sys::Mmap;
 use crate::IoError;
 
 /// Which rings a socket uses for frames.
@@ -32,7 +33,7 @@ pub(super) enum UmemPlan<'a> {
 /// `frame_size` bytes. The area may be shared by several sockets, each
 /// using its own chunks only.
 pub(super) struct Umem {
-    area: Arc<Mapping>,
+    area: Arc<Mmap>,
     pub(super) frame_size: usize,
     pub(super) first: u32,
     pub(super) frames: u32,
@@ -320,9 +321,9 @@ fn register_umem(
     name: &str,
     cfg: &XdpConfig,
     frames: usize,
-) -> Result<Arc<Mapping>, IoError> {
+) -> Result<Arc<Mmap>, IoError> {
     let area_len = frames * cfg.frame_size;
-    let area = Mapping::anonymous(area_len)
+    let area = Mmap::anonymous(area_len)
         .map_err(|e| IoError::sys(format!("allocating a UMEM of {area_len} bytes"), name, e))?;
     let reg = libc::xdp_umem_reg {
         addr: area.ptr() as u64,

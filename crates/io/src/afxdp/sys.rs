@@ -6,7 +6,6 @@
 
 use std::io;
 use std::os::fd::RawFd;
-use std::ptr::NonNull;
 
 use crate::IoError;
 
@@ -14,85 +13,6 @@ use crate::IoError;
 /// libc): how many descriptors one copy-mode `sendto` may turn into frames
 /// (the kernel's default is 32).
 pub(super) const XDP_MAX_TX_SKB_BUDGET: libc::c_int = 9;
-
-/// A shared memory mapping (a ring of a socket, or the UMEM area), unmapped
-/// on drop.
-pub(super) struct Mapping {
-    ptr: NonNull<u8>,
-    len: usize,
-}
-
-impl Mapping {
-    /// Anonymous, zeroed, pre-faulted memory for a UMEM area.
-    pub(super) fn anonymous(len: usize) -> io::Result<Mapping> {
-        // SAFETY: a fresh private mapping at an address the kernel chooses;
-        // it aliases nothing in this process.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
-                -1,
-                0,
-            )
-        };
-        Self::from_mmap(p, len)
-    }
-
-    /// Maps `len` bytes of one of `fd`'s rings, selected by `pgoff`
-    /// (XDP_PGOFF_RX_RING, ...).
-    pub(super) fn ring(fd: RawFd, len: usize, pgoff: u64) -> io::Result<Mapping> {
-        // SAFETY: a fresh shared mapping of the socket's ring at an address
-        // the kernel chooses; it aliases nothing else in this process.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_POPULATE,
-                fd,
-                pgoff as libc::off_t,
-            )
-        };
-        Self::from_mmap(p, len)
-    }
-
-    fn from_mmap(p: *mut libc::c_void, len: usize) -> io::Result<Mapping> {
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        let ptr =
-            NonNull::new(p.cast()).ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
-        Ok(Mapping { ptr, len })
-    }
-
-    pub(super) fn ptr(&self) -> *mut u8 {
-        self.ptr.as_ptr()
-    }
-
-    pub(super) fn len(&self) -> usize {
-        self.len
-    }
-}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: exactly the mapping made by `anonymous` or `ring`; every
-        // pointer into it is owned by the same socket and dropped with it.
-        unsafe {
-            libc::munmap(self.ptr.as_ptr().cast(), self.len);
-        }
-    }
-}
-
-// SAFETY: a mapping is owned by one socket; moving it to another thread moves
-// that exclusive ownership (the kernel side is thread-agnostic).
-unsafe impl Send for Mapping {}
-// SAFETY: `&Mapping` only hands out the base pointer; every access through it
-// is an unsafe block whose caller owns the bytes it touches (the sockets
-// sharing a UMEM area use disjoint chunks).
-unsafe impl Sync for Mapping {}
 
 /// `getsockopt(2)` into a plain-old-data value; returns the length the
 /// kernel wrote (older kernels write shorter versions of some structs).
