@@ -47,6 +47,17 @@ impl Output {
     }
 }
 
+/// Writes `text` to standard output and flushes; a closed pipe (`| head`)
+/// is not an error, where `print!` would panic.
+pub fn write_stdout(text: &str) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("writing to standard output"),
+    }
+}
+
 /// Prints one JSON line and flushes, so that a reader sees each interval
 /// as it happens.
 pub fn print_json(v: &serde_json::Value) {

@@ -6,6 +6,7 @@ use pktlab_bench::campaign::compare::{self, Block};
 use pktlab_stats::ministat::{self, RenderOptions};
 use pktlab_stats::Confidence;
 
+use crate::cmd::common;
 use crate::error::usage;
 
 /// Compare benchmark results with ministat: the configurations of one
@@ -97,15 +98,5 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             text += &ministat::render(&b.datasets, &options);
         }
     }
-    write_stdout(&text)
-}
-
-/// A closed pipe (`| head`) is not an error.
-fn write_stdout(text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
-    }
+    common::write_stdout(&text)
 }

@@ -3,6 +3,8 @@
 use pktlab_lab::mac::format_mac;
 use pktlab_lab::{BuiltinLab, LabSpec, UpOutcome, DEFAULT_PREFIX};
 
+use crate::cmd::common;
+
 #[derive(clap::Args)]
 #[command(after_long_help = "The lab follows seed 000's diagram:\n\n  \
     [gen] g0 ---- d0 [dut] d1 ---- r0 [rcv]\n  \
@@ -75,7 +77,7 @@ fn up(args: UpArgs) -> anyhow::Result<()> {
     let mut out = String::new();
     match outcome {
         UpOutcome::AlreadyUp => {
-            return emit(&format!("lab {prefix} is already up; nothing changed\n"));
+            return common::write_stdout(&format!("lab {prefix} is already up; nothing changed\n"));
         }
         UpOutcome::Created => out += &format!("lab {prefix} is up:\n"),
         UpOutcome::Repaired => {
@@ -108,33 +110,22 @@ fn up(args: UpArgs) -> anyhow::Result<()> {
         lab.gen_if(),
         format_mac(lab.dut_in_mac()),
     );
-    emit(&out)
+    common::write_stdout(&out)
 }
 
 fn down(args: PrefixArg) -> anyhow::Result<()> {
     // The queue count does not matter for removing.
     let lab = lab(args.prefix, 1)?;
     lab.down()?;
-    emit(&format!("lab {} is down\n", lab.prefix()))
+    common::write_stdout(&format!("lab {} is down\n", lab.prefix()))
 }
 
 fn status(args: StatusArgs) -> anyhow::Result<()> {
     let lab = lab(args.prefix.prefix, 1)?;
     let status = lab.status()?;
     if args.json {
-        emit(&format!("{}\n", serde_json::to_string(&status)?))
+        common::write_stdout(&format!("{}\n", serde_json::to_string(&status)?))
     } else {
-        emit(&status.to_string())
-    }
-}
-
-/// Writes to stdout; a closed pipe (`pktlab lab status | head`) is not an
-/// error, where `print!` would panic.
-fn emit(text: &str) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
+        common::write_stdout(&status.to_string())
     }
 }

@@ -4,13 +4,13 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::io::{self, IsTerminal, Read, Write};
+use std::io::{self, IsTerminal, Read};
 use std::os::unix::ffi::OsStrExt;
 
-use anyhow::Context;
 use pktlab_stats::ministat::{self, Dataset, ParseOptions, RenderOptions, MAX_DATASETS};
 use pktlab_stats::{parse_c_long, Confidence, StatsError};
 
+use crate::cmd::common;
 use crate::error::{os_message, Exit};
 
 #[derive(clap::Args)]
@@ -102,7 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         };
         ministat::render(&datasets, &options)
     };
-    write_stdout(&text)
+    common::write_stdout(&text)
 }
 
 fn parse_options(args: &Args) -> anyhow::Result<ParseOptions> {
@@ -242,16 +242,4 @@ fn usage(whine: &str) -> anyhow::Error {
 fn fail(message: &str) -> anyhow::Error {
     eprintln!("{message}");
     Exit(2).into()
-}
-
-/// Writes the output; a closed pipe (`| head`) is not an error.
-fn write_stdout(text: &str) -> anyhow::Result<()> {
-    let mut stdout = io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.context("writing to standard output"),
-    }
 }

@@ -2,12 +2,11 @@
 //! BSDRP's bench scripts compute it, so existing result folders
 //! (`RAW/bench.CFG.PKTGEN.N.receiver`) can be re-analysed.
 
-use std::io::{self, Write};
 use std::path::PathBuf;
 
-use anyhow::Context;
 use pktlab_stats::pktgen::{self, Trim};
 
+use crate::cmd::common;
 use crate::error::{os_message, usage};
 
 #[derive(clap::Args)]
@@ -85,17 +84,5 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             ),
         }
     }
-    write_stdout(&out)
-}
-
-/// Writes the output; a closed pipe (`| head`) is not an error.
-fn write_stdout(text: &str) -> anyhow::Result<()> {
-    let mut stdout = io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Err(err) if err.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.context("writing to standard output"),
-    }
+    common::write_stdout(&out)
 }
