@@ -24,7 +24,7 @@ pub struct Traffic {
 
 impl Traffic {
     /// The built-in lab's 2000 flows of 64-byte IPv4 frames at full speed:
-    /// seed 000's pkt-gen command.
+    /// the pkt-gen command of BSDRP's forwarding lab.
     pub fn inet4() -> Traffic {
         Traffic {
             name: "inet4".into(),

@@ -58,7 +58,7 @@ impl FrameSource for pktlab_wire::frame::FrameGen {
 }
 
 /// Bytes an Ethernet frame occupies on the wire besides the frame itself:
-/// preamble, SFD and the inter-frame gap (DESIGN.md, "Rates").
+/// preamble, SFD and the inter-frame gap (README.md, "Conventions").
 pub const L1_OVERHEAD: u64 = 20;
 /// The FCS, which ports neither send nor capture but frame sizes include.
 pub const FCS_LEN: u64 = 4;

@@ -1,5 +1,5 @@
 //! Per-queue interrupt counts of NICs from `/proc/interrupts`, the Linux
-//! counterpart of seed 000's `vmstat -i | grep igb`.
+//! counterpart of BSDRP's forwarding lab's `vmstat -i | grep igb`.
 //!
 //! A NIC's queue interrupts are found by name: drivers name their vectors
 //! after the interface (`eth0-TxRx-0`), after the device (`virtio2-input.0`),

@@ -33,7 +33,7 @@ fn two_folders_before_and_after() {
     for d in [&before, &after] {
         std::fs::create_dir(d).unwrap();
     }
-    // Seed 002's "hyperthreading_intr_allowed" runs, before and after.
+    // The FreeBSD router-tuning wiki's "hyperthreading_intr_allowed" runs, before and after.
     write(
         &before,
         "forwarding.inet4.pps",

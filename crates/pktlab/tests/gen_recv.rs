@@ -98,7 +98,7 @@ fn ipv6_imix_and_threads_are_exact() {
 fn seed_000_command_through_the_lab_gives_2000_flows() {
     let lab = Lab::up();
     let rx = Receiver::start(&lab.ns("rcv"), &["-i", "r0", "-n", "10000", "-t", "50"]);
-    // Seed 000's pkt-gen command, translated: the DUT's MAC comes from the
+    // BSDRP's pkt-gen command, translated: the DUT's MAC comes from the
     // generator namespace's route and neighbour tables.
     let out = ok_in(
         &lab.ns("gen"),

@@ -1,4 +1,4 @@
-//! `pktlab ministat`, run as a program: seed 002 reproduced byte for byte,
+//! `pktlab ministat`, run as a program: the FreeBSD router-tuning wiki's tables reproduced byte for byte,
 //! Debian's ministat as a peer on random data, plot edge cases worked out by
 //! hand, errors and options.
 
@@ -59,7 +59,7 @@ fn data_file(path: &str) -> String {
 }
 
 // Five points per data set, rebuilt from the N, Min, Max, Median, Avg and
-// Stddev seed 002 prints: with N = 5, Min, Median and Max are three of the
+// Stddev the FreeBSD router-tuning wiki prints: with N = 5, Min, Median and Max are three of the
 // points; the other two, b <= Median <= d, must add up to 5 * Avg minus those
 // three and give the printed Stddev. Searching b in steps of 0.5 finds exactly
 // one pair for every set, e.g. for "redirect=1": b + d = 11151253 - 2199966.5
@@ -184,7 +184,7 @@ fn seed_002_outputs_are_reproduced_byte_for_byte() {
         assert!(stdout
             .lines()
             .all(|l| !l.contains('\t') || l.starts_with('\t')));
-        let expected = data_file(&format!("seed002/{block}.txt"));
+        let expected = data_file(&format!("freebsd-router-wiki/{block}.txt"));
         assert_eq!(stdout.replace('\t', "        "), expected, "block {block}");
     }
 }

@@ -37,8 +37,8 @@ pub fn header(c: &Campaign, lab: &str, dir: &str) -> String {
     )
 }
 
-/// The warning every result of a virtual lab carries (DESIGN.md,
-/// "Measuring honestly").
+/// The warning every result of a virtual lab carries: its DUT shares the
+/// generator's CPUs, so it measures the host rather than a router.
 pub fn virtual_lab_warning(cpus: usize) -> String {
     format!(
         "note: this lab is virtual: the generator, the DUT and the receiver share this host's {cpus} CPU{}, \
@@ -63,7 +63,7 @@ pub fn run_line(label: &str, t: &TrialResult, requested_pps: Option<f64>) -> Str
         t.tx.packets
     );
     if let Some(r) = requested_pps {
-        // DESIGN.md: a generator that fell short measured itself, not the DUT.
+        // A generator that fell short measured itself, not the DUT.
         if t.offered_pps < r * 0.99 {
             line += &format!(
                 " (the generator fell short of the requested {})",

@@ -1,5 +1,5 @@
 //! `pktlab ifstat`: `netstat -iw 1` for Linux interfaces, with the drops
-//! seed 003 summed up (idrops, odrops).
+//! John Jasen's freebsd-net forwarding report summed up (idrops, odrops).
 
 use pktlab_io::iface::IfCounters;
 use serde_json::{json, Value};
@@ -105,7 +105,7 @@ mod tests {
         assert_eq!(r.ierrs, 2);
         assert_eq!(r.idrops, 7);
         assert_eq!(r.odrops, 1);
-        // Seed 000's first netstat -iw 1 line, in our columns.
+        // The first netstat -iw 1 line of BSDRP's forwarding lab, in our columns.
         assert_eq!(
             row(&r),
             "   1511788     2      7     91524540    1508774     0     54260514      1"

@@ -17,7 +17,7 @@ use crate::WireError;
 /// The stream id in the test payload is 24 bits.
 pub const MAX_FLOWS: u32 = 1 << 24;
 
-/// The built-in lab's source range (seed 000): 20 addresses, port 2000.
+/// The built-in lab's source range (as in BSDRP's forwarding lab): 20 addresses, port 2000.
 pub const LAB_SRC_V4: &str = "198.18.10.1:2000-198.18.10.20";
 /// The built-in lab's destination range: 100 addresses, port 2000 (2000 flows).
 pub const LAB_DST_V4: &str = "198.19.10.1:2000-198.19.10.100";

@@ -390,7 +390,7 @@ mod tests {
 
     #[test]
     fn port_ranges() {
-        // Seed 000's firewall test: one address, 2001 destination ports.
+        // BSDRP's forwarding-lab firewall test: one address, 2001 destination ports.
         let r = parse("2.3.3.1:2000-2.3.3.1:4000");
         assert_eq!(r.addrs.count(), 1);
         assert_eq!(

@@ -1,4 +1,4 @@
-//! Line-rate arithmetic (DESIGN.md "Rates").
+//! Line-rate arithmetic (README.md, "Conventions").
 //!
 //! Sizes are Ethernet frame sizes including the 4-byte FCS. On the wire each
 //! frame also takes 20 more bytes of time: 7 bytes preamble, 1 byte SFD and a
@@ -53,7 +53,7 @@ mod tests {
 
     #[test]
     fn l1_and_l2_bits() {
-        // Seed 000: 1,488,095 pps of 64-byte frames.
+        // BSDRP's forwarding lab: 1,488,095 pps of 64-byte frames.
         assert_eq!(l2_bps(1_488_095.0, 64), 761_904_640.0);
         assert_eq!(l1_bps(1_488_095.0, 64), 999_999_840.0);
         assert_eq!(l1_bps(line_rate_pps(10e9, 128), 128).round(), 10e9);

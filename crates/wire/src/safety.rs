@@ -1,4 +1,4 @@
-//! Where the generator may send without `--allow-public` (DESIGN.md "Safety").
+//! Where the generator may send without `--allow-public` (README.md, "Conventions").
 //!
 //! Benchmark (RFC 2544/5180), private (RFC 1918, RFC 6598 shared, RFC 4193
 //! unique local) and documentation (RFC 5737, RFC 3849) ranges only, so that

@@ -1,4 +1,4 @@
-//! Frame sizes and size mixes (DESIGN.md "Frame size", "Simple IMIX").
+//! Frame sizes and size mixes (README.md, "Conventions": frame sizes, Simple IMIX).
 //!
 //! A size is the Ethernet frame including its 4-byte FCS, 64 to 9018 bytes.
 //! A mix repeats an exact pattern, so that every cycle of it holds exactly

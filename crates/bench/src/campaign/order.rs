@@ -1,5 +1,5 @@
 //! The order of a campaign's runs. Machines drift, so by default the
-//! configurations take turns (A B A B ...: DESIGN.md, "Measuring honestly").
+//! configurations take turns (A B A B ...), so a drift spreads over all of them.
 
 use rand::seq::SliceRandom;
 use rand::SeedableRng;

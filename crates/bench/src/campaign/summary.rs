@@ -146,7 +146,7 @@ pub fn comparisons(campaign: &Campaign, cells: &[Cell]) -> Vec<ConfigComparison>
     out
 }
 
-/// One row of a size sweep (seed 004's table).
+/// One row of a size sweep (the table of Ostinato's "throughput on a 40G NIC").
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SweepRow {
     pub size: u16,
@@ -373,7 +373,7 @@ mod tests {
         let c = campaign(
             "[lab]\nlink_speed = \"10Gbps\"\n[[traffic]]\nname = \"inet4\"\nsizes = [64, 1518]\n",
         );
-        // Seed 004's first and sixth rows: 755/630 Kpps at 64 bytes,
+        // The first and sixth rows of Ostinato's 40G table: 755/630 Kpps at 64 bytes,
         // 725/639 Kpps at 1518 bytes.
         let runs = vec![
             run("forwarding", "inet4-64", 1, 630_000.0, 755_000.0),

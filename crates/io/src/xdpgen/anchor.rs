@@ -3,7 +3,7 @@
 //!
 //! BPF_PROG_RUN with `repeat > 1` puts an XDP program into the kernel's XDP
 //! dispatcher at the start of every call and takes it out at the end, two
-//! RCU grace periods of 25-30 ms each (phase 1 measured 200 calls in 6.3 s).
+//! RCU grace periods of 25-30 ms each (200 calls measured 6.3 s).
 //! While the program is attached to any device it stays in the dispatcher,
 //! and a call costs microseconds (the same 200 calls: 11 ms).
 //!

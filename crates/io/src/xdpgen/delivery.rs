@@ -1,6 +1,6 @@
 //! The delivery contract: what must hold before a single frame is sent,
 //! so that every frame the program redirects reaches the TX interface's
-//! other side (phase 1's findings, FINDINGS.md section 2).
+//! other side (each rule below was found by a frame going missing).
 //!
 //! 1. The TX device takes redirected frames: its xdp-features have
 //!    NDO_XMIT. A veth has it only while its peer has GRO on or an XDP

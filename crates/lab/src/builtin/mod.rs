@@ -1,5 +1,5 @@
 //! The built-in lab: generator → DUT → receiver, three network namespaces
-//! joined by two veth pairs (DESIGN.md, "The built-in lab").
+//! joined by two veth pairs (README.md, "The built-in lab").
 //!
 //! [`BuiltinLab::new`] only validates and computes names, MACs and
 //! addresses; `up`, `down`, `status` and `counters` touch the system.

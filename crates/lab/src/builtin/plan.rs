@@ -1,4 +1,4 @@
-//! The built-in lab as data (seed 000's diagram, DESIGN.md "The built-in lab"):
+//! The built-in lab as data (BSDRP's forwarding-lab diagram, README.md "The built-in lab"):
 //!
 //! ```text
 //! [gen] g0 ---- d0 [dut] d1 ---- r0 [rcv]
@@ -129,7 +129,7 @@ impl IfRole {
     }
 }
 
-/// The generator side's next hop as the DUT sees it (seed 000's `.208`):
+/// The generator side's next hop as the DUT sees it (BSDRP's forwarding lab's `.208`):
 /// it only exists as a static neighbour entry pointing at g0's MAC.
 pub const GEN_SIDE_NEXT_HOP4: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 208);
 pub const GEN_SIDE_NEXT_HOP6: Ipv6Addr = Ipv6Addr::new(0x2001, 2, 0, 0, 0, 0, 0, 0x208);
@@ -238,7 +238,7 @@ impl LabPlan {
     /// The plan for `prefix` (already validated) with `queues` TX and RX
     /// queues per veth.
     ///
-    /// Routing follows seed 000: the DUT routes each side's /16 and /49 to a
+    /// Routing follows BSDRP's forwarding lab: the DUT routes each side's /16 and /49 to a
     /// `.208` next hop that exists only as a static neighbour entry holding
     /// the generator's or receiver's MAC, so forwarded traffic reaches r0 with
     /// no ARP or ND, and nothing answers it. The DUT's IPv6 addresses are
@@ -409,7 +409,7 @@ fn conf_settings(scope: &str, forwarding: bool) -> Vec<Setting> {
         fwd,
     ));
     if forwarding {
-        // Seed 000's "forwarding" configuration: no ICMP redirects (they
+        // BSDRP's "forwarding" configuration: no ICMP redirects (they
         // would only go out if a packet left by the port it came in on).
         v.push(Setting::new(
             format!("net.ipv4.conf.{scope}.send_redirects"),

@@ -6,7 +6,8 @@ use pktlab_lab::{BuiltinLab, LabSpec, UpOutcome, DEFAULT_PREFIX};
 use crate::cmd::common;
 
 #[derive(clap::Args)]
-#[command(after_long_help = "The lab follows seed 000's diagram:\n\n  \
+#[command(
+    after_long_help = "The lab follows BSDRP's forwarding-lab diagram:\n\n  \
     [gen] g0 ---- d0 [dut] d1 ---- r0 [rcv]\n  \
     g0 198.18.0.201/24  2001:2::201/64\n  \
     d0 198.18.0.203/24  2001:2::203/64\n  \
@@ -14,7 +15,8 @@ use crate::cmd::common;
     r0 198.19.0.201/24  2001:2:0:8000::201/64\n\n\
     The DUT routes 198.19.0.0/16 and 2001:2:0:8000::/49 to static next hops (.208) that map \
     to r0's MAC, so traffic to the lab ranges (198.19.10.1-100, 2001:2:0:8000::1-64) reaches \
-    the receiver with no ARP or ND, and nothing answers it. MACs are fixed per prefix.")]
+    the receiver with no ARP or ND, and nothing answers it. MACs are fixed per prefix."
+)]
 pub struct Args {
     #[command(subcommand)]
     action: Action,
