@@ -47,6 +47,7 @@ pub mod clock;
 mod ethtool;
 pub mod iface;
 mod netlink;
+pub mod netns;
 pub mod null;
 pub mod pcap;
 pub mod port;

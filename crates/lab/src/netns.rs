@@ -3,15 +3,16 @@
 //! Namespaces are the named ones of `ip netns` (a bind mount under
 //! `/var/run/netns`), so `ip netns exec NAME ...` works on them from any shell.
 
-use std::os::fd::{AsRawFd, OwnedFd};
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
+
+use pktlab_io::netns::NetnsError;
 
 use crate::runner;
 use crate::LabError;
 
 /// Where `ip netns` keeps its named namespaces.
-pub const NETNS_RUN_DIR: &str = "/var/run/netns";
+pub use pktlab_io::netns::NETNS_RUN_DIR;
 
 /// Longest namespace name accepted here (far below the file-name limit, so
 /// that names stay readable in `ip netns list`).
@@ -172,30 +173,24 @@ pub fn command_in(ns: &str, program: &str) -> Command {
 /// A panic in `f` is propagated.
 pub fn within<T: Send>(ns: &str, f: impl FnOnce() -> T + Send) -> Result<T, LabError> {
     check_ns_name(ns)?;
-    let path = std::path::Path::new(NETNS_RUN_DIR).join(ns);
-    let file = std::fs::File::open(&path).map_err(|err| {
-        if err.kind() == std::io::ErrorKind::NotFound {
-            LabError::NoNamespace(ns.to_string())
-        } else {
-            LabError::Sys {
-                what: format!("cannot open {}", path.display()),
-                err,
-            }
-        }
-    })?;
-    let fd: OwnedFd = file.into();
     std::thread::scope(|scope| {
         let handle = scope.spawn(move || {
-            // SAFETY: fd is a valid open descriptor for the whole call; setns
-            // only changes this thread's network namespace.
-            let rc = unsafe { libc::setns(fd.as_raw_fd(), libc::CLONE_NEWNET) };
-            if rc != 0 {
-                return Err(LabError::Sys {
+            pktlab_io::netns::enter(ns).map_err(|e| match e {
+                NetnsError::NotFound(_) => LabError::NoNamespace(ns.to_string()),
+                NetnsError::Open { path, err } => LabError::Sys {
+                    what: format!("cannot open {}", path.display()),
+                    err,
+                },
+                NetnsError::Enter { err, .. } => LabError::Sys {
                     what: format!("cannot enter network namespace {ns}"),
-                    err: std::io::Error::last_os_error(),
-                });
-            }
-            drop(fd);
+                    err,
+                },
+                NetnsError::BadName(_) => LabError::BadName {
+                    what: "network namespace name",
+                    value: ns.to_string(),
+                    why: "it is not a file name".into(),
+                },
+            })?;
             Ok(f())
         });
         match handle.join() {
