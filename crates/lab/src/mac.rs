@@ -1,23 +1,17 @@
 //! MAC addresses as text, and the fixed MACs of a lab.
 
-/// `02:70:6b:00:00:01` style text (lower-case hex, colons).
+use pktlab_wire::MacAddr;
+
+/// `02:70:6b:00:00:01` style text (lower-case hex, colons), as
+/// [`MacAddr`] prints it.
 pub fn format_mac(mac: [u8; 6]) -> String {
-    let hex: Vec<String> = mac.iter().map(|b| format!("{b:02x}")).collect();
-    hex.join(":")
+    MacAddr(mac).to_string()
 }
 
-/// Parses six colon-separated hex pairs; `None` for anything else.
+/// Parses a MAC address by [`MacAddr`]'s rules (six hex bytes, `:` or `-`);
+/// `None` for anything else.
 pub fn parse_mac(text: &str) -> Option<[u8; 6]> {
-    let mut mac = [0u8; 6];
-    let mut parts = text.split(':');
-    for byte in mac.iter_mut() {
-        let part = parts.next()?;
-        if part.len() != 2 {
-            return None;
-        }
-        *byte = u8::from_str_radix(part, 16).ok()?;
-    }
-    parts.next().is_none().then_some(mac)
+    text.parse::<MacAddr>().ok().map(|m| m.octets())
 }
 
 /// A locally administered unicast MAC that depends only on `seed` and `id`:
@@ -76,13 +70,16 @@ mod tests {
         assert_eq!(format_mac(mac), "02:70:6b:0a:ff:01");
         assert_eq!(parse_mac("02:70:6b:0a:ff:01"), Some(mac));
         assert_eq!(parse_mac("02:70:6B:0A:FF:01"), Some(mac));
+        assert_eq!(parse_mac("02-70-6b-0a-ff-01"), Some(mac));
+        assert_eq!(parse_mac("2:70:6b:a:ff:1"), Some(mac));
         for bad in [
             "",
             "02:70:6b:0a:ff",
             "02:70:6b:0a:ff:01:02",
-            "2:70:6b:0a:ff:01",
+            "002:70:6b:0a:ff:01",
             "02:70:6b:0a:ff:0g",
-            "02-70-6b-0a-ff-01",
+            "02:70-6b:0a:ff:01",
+            "+2:70:6b:0a:ff:01",
         ] {
             assert_eq!(parse_mac(bad), None, "{bad}");
         }

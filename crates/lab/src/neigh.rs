@@ -62,17 +62,8 @@ fn mac_of(json: &str) -> Option<[u8; 6]> {
         if failed {
             return None;
         }
-        parse_mac(n.get("lladdr")?.as_str()?)
+        crate::mac::parse_mac(n.get("lladdr")?.as_str()?)
     })
-}
-
-fn parse_mac(s: &str) -> Option<[u8; 6]> {
-    let mut mac = [0u8; 6];
-    let mut parts = s.split(':');
-    for b in mac.iter_mut() {
-        *b = u8::from_str_radix(parts.next()?, 16).ok()?;
-    }
-    parts.next().is_none().then_some(mac)
 }
 
 #[cfg(test)]
