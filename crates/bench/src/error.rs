@@ -20,7 +20,7 @@ pub enum BenchError {
     #[error("{0}")]
     Trial(String),
     /// A results file that cannot be read or written.
-    #[error("{}: {}", .path.display(), os_text(.err))]
+    #[error("{}: {}", .path.display(), pktlab_io::os_message(.err))]
     File { path: PathBuf, err: std::io::Error },
     /// A results folder that is not what it should be (exit code 2: the
     /// user named it).
@@ -44,14 +44,5 @@ impl BenchError {
             path: path.into(),
             err,
         }
-    }
-}
-
-/// An OS error's text without Rust's " (os error N)".
-fn os_text(err: &std::io::Error) -> String {
-    let s = err.to_string();
-    match s.rfind(" (os error ") {
-        Some(i) if s.ends_with(')') => s[..i].to_string(),
-        _ => s,
     }
 }

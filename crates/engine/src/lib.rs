@@ -59,6 +59,6 @@ impl FrameSource for pktlab_wire::frame::FrameGen {
 
 /// Bytes an Ethernet frame occupies on the wire besides the frame itself:
 /// preamble, SFD and the inter-frame gap (README.md, "Conventions").
-pub const L1_OVERHEAD: u64 = 20;
+pub const L1_OVERHEAD: u64 = pktlab_wire::rate::L1_OVERHEAD as u64;
 /// The FCS, which ports neither send nor capture but frame sizes include.
-pub const FCS_LEN: u64 = 4;
+pub const FCS_LEN: u64 = pktlab_wire::size::FCS_LEN as u64;

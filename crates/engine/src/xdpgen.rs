@@ -120,12 +120,7 @@ pub fn run_xdp_gen(
     mut on_event: impl FnMut(TxEvent),
 ) -> Result<TxSummary, EngineError> {
     let plan = &cfg.plan;
-    if plan.threads == 0 || plan.threads > 1024 {
-        return Err(EngineError::BadPlan(format!(
-            "invalid thread count {}: use 1 to 1024",
-            plan.threads
-        )));
-    }
+    pktlab_wire::check_threads(plan.threads).map_err(|e| EngineError::BadPlan(e.to_string()))?;
     if plan.interval.is_zero() {
         return Err(EngineError::BadPlan(
             "the report interval must not be zero".into(),
@@ -314,12 +309,7 @@ fn account(
         ));
     }
     let err = if r.last_err != 0 {
-        let text = std::io::Error::from_raw_os_error(-r.last_err as i32).to_string();
-        let text = text
-            .split(" (os error")
-            .next()
-            .unwrap_or_default()
-            .to_string();
+        let text = pktlab_io::os_message(&std::io::Error::from_raw_os_error(-r.last_err as i32));
         format!(" (last error: {text})")
     } else {
         String::new()

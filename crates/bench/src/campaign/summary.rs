@@ -172,7 +172,7 @@ pub struct SweepTable {
 
 /// `pps` of `size`-byte frames in L1 Mbit/s.
 pub fn l1_mbps(pps: f64, size: u16) -> f64 {
-    pps * (size as f64 + 20.0) * 8.0 / 1e6
+    pktlab_wire::rate::l1_bps(pps, size) / 1e6
 }
 
 /// The sweep tables: every sweep under every configuration, from the
@@ -204,7 +204,7 @@ pub fn sweep_tables(campaign: &Campaign, cells: &[Cell]) -> Vec<SweepTable> {
                     forwarded_l1_mbps: l1_mbps(fwd, *size),
                     line_rate_kpps: campaign
                         .link_bps
-                        .map(|l| l / ((*size as f64 + 20.0) * 8.0) / 1e3),
+                        .map(|l| pktlab_wire::rate::line_rate_pps(l, *size) / 1e3),
                 });
             }
             if !rows.is_empty() {
