@@ -259,12 +259,7 @@ where
     O: Fn(usize) -> Result<P, IoError> + Sync,
     E: FnMut(RxEvent),
 {
-    if plan.threads == 0 || plan.threads > 1024 {
-        return Err(EngineError::BadPlan(format!(
-            "invalid thread count {}: use 1 to 1024",
-            plan.threads
-        )));
-    }
+    pktlab_wire::check_threads(plan.threads).map_err(|e| EngineError::BadPlan(e.to_string()))?;
     if plan.interval.is_zero() {
         return Err(EngineError::BadPlan(
             "the report interval must not be zero".into(),

@@ -56,12 +56,8 @@ impl Default for TxPlan {
 
 impl TxPlan {
     fn check(&self) -> Result<(), EngineError> {
-        if self.threads == 0 || self.threads > 1024 {
-            return Err(EngineError::BadPlan(format!(
-                "invalid thread count {}: use 1 to 1024",
-                self.threads
-            )));
-        }
+        pktlab_wire::check_threads(self.threads)
+            .map_err(|e| EngineError::BadPlan(e.to_string()))?;
         if self.batch == 0 {
             return Err(EngineError::BadPlan(
                 "the batch size must be at least 1".into(),

@@ -55,6 +55,9 @@ pub enum WireError {
     TooFewFlows { threads: u32, flows: u32 },
     #[error("invalid MAC address '{0}': use six hex bytes such as 02:00:00:00:00:01")]
     InvalidMac(String),
+    /// A worker-thread count outside 1..=[`crate::threads::MAX_THREADS`].
+    #[error("invalid thread count {0}: use 1 to {max}", max = crate::threads::MAX_THREADS)]
+    InvalidThreads(usize),
     /// A frame size outside 64..=9018.
     #[error("frame size {0} is not between 64 and 9018 bytes")]
     FrameSizeRange(u32),

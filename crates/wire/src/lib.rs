@@ -56,6 +56,7 @@ pub mod range;
 pub mod rate;
 pub mod safety;
 pub mod size;
+pub mod threads;
 pub mod udp;
 pub mod units;
 
@@ -68,4 +69,5 @@ pub use payload::{latency_ns, TestPayload, MAGIC, PAYLOAD_LEN};
 pub use range::{AddrRange, EndpointRange, Family, PortRange};
 pub use safety::check_destinations;
 pub use size::SizeMix;
+pub use threads::{check_threads, MAX_THREADS};
 pub use units::{parse_count, parse_duration, parse_link_speed, parse_rate, Rate};

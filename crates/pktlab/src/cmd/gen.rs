@@ -231,12 +231,7 @@ pub fn config(args: &Args) -> anyhow::Result<GenConfig> {
         )));
     }
     let cpus = common::cpus(args.cpus.as_deref())?;
-    if args.threads == 0 || args.threads > 1024 {
-        return Err(usage(format!(
-            "invalid thread count {}: use 1 to 1024",
-            args.threads
-        )));
-    }
+    pktlab_wire::check_threads(args.threads).map_err(|e| usage(e.to_string()))?;
     if args.batch == 0 || args.batch > 4096 {
         return Err(usage(format!(
             "invalid batch {}: use 1 to 4096",

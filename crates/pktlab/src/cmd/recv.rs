@@ -137,12 +137,7 @@ pub fn config(args: &Args) -> anyhow::Result<RecvConfig> {
             args.interval
         )));
     }
-    if args.threads == 0 || args.threads > 1024 {
-        return Err(usage(format!(
-            "invalid thread count {}: use 1 to 1024",
-            args.threads
-        )));
-    }
+    pktlab_wire::check_threads(args.threads).map_err(|e| usage(e.to_string()))?;
     let needs_iface = io.needs_iface();
     Ok(RecvConfig {
         io,
