@@ -32,6 +32,8 @@ fn usage_errors_exit_2_with_one_line() {
         (&["--cpus", "3-1"], "3-1"),
         (&["--flows", "sideways"], "sideways"),
         (&["--io", "dpdk"], "dpdk"),
+        (&["-p", "0"], "invalid thread count 0: use 1 to 1024"),
+        (&["-p", "1025"], "invalid thread count 1025: use 1 to 1024"),
     ];
     for (args, needle) in cases {
         for io in ["null", "afpacket"] {
@@ -45,6 +47,17 @@ fn usage_errors_exit_2_with_one_line() {
             }
             one_line_error(&pktlab(&all), 2, needle);
         }
+    }
+}
+
+#[test]
+fn recv_thread_count_is_checked_before_opening_anything() {
+    for (n, needle) in [
+        ("0", "invalid thread count 0: use 1 to 1024"),
+        ("1025", "invalid thread count 1025: use 1 to 1024"),
+    ] {
+        let r = pktlab(&["recv", "--io", "afpacket", "-i", "lo", "-p", n]);
+        one_line_error(&r, 2, needle);
     }
 }
 
