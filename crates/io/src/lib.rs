@@ -30,7 +30,7 @@
 //! they create and delete. A manual TX rate check:
 //! `cargo test -p pktlab-io --release --test afpacket -- --ignored --nocapture`.
 //! The AF_XDP tests also need clang and llvm (the check that the committed
-//! XDP object matches `bpf/xsk_redirect.c`); the AF_XDP speed measurements
+//! XDP object matches `crates/io/bpf/xsk_redirect.c`); the AF_XDP speed measurements
 //! (AF_XDP vs AF_PACKET vs trafgen, and the receiver against the interface
 //! counters) are ignored tests:
 //! `cargo test -p pktlab-io --release --test afxdp -- --ignored speed --nocapture`.
@@ -46,6 +46,7 @@ pub mod afxdp;
 pub mod clock;
 mod ethtool;
 pub mod iface;
+pub mod loader;
 mod netlink;
 pub mod netns;
 pub mod null;

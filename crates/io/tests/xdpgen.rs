@@ -456,6 +456,6 @@ fn nothing_is_left_after_drop() {
 
 #[test]
 fn embedded_object_is_the_committed_file() {
-    let file = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../bpf/xdpgen.o")).unwrap();
+    let file = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/bpf/xdpgen.o")).unwrap();
     assert_eq!(builtin_object(), &file[..]);
 }

@@ -7,7 +7,7 @@
 //!   time, and the kernel is woken (one `sendto`) only when it sets the
 //!   need_wakeup flag. No XDP program is needed to send.
 //! - [`AfXdpRx`]: one AF_XDP socket on one RX queue, with its own UMEM. An
-//!   XDP program (`bpf/xsk_redirect.c`, embedded) redirects each queue to
+//!   XDP program (`crates/io/bpf/xsk_redirect.c`, embedded) redirects each queue to
 //!   the socket bound to it through an XSKMAP; all RX sockets of the process
 //!   on one interface share one program and one map.
 //!   [`RxFrame::ts_ns`](crate::port::RxFrame) is CLOCK_REALTIME read once
@@ -46,7 +46,7 @@
 //!   mode; [`ZeroCopy::On`] where the driver has no zero-copy support (veth)
 //!   is [`IoError::ZeroCopyUnavailable`], a usage error (exit code 2): the
 //!   command line asked for something this interface cannot do.
-//! - **Frags-aware programs**: both programs of `bpf/xsk_redirect.c` are
+//! - **Frags-aware programs**: both programs of `crates/io/bpf/xsk_redirect.c` are
 //!   in section `xdp.frags` (aya loads them with BPF_F_XDP_HAS_FRAGS). veth
 //!   refuses a program that is not frags-aware in native mode when its
 //!   peer's MTU does not fit one page, so at the built-in lab's MTU 9000 it
@@ -78,7 +78,9 @@
 //! Every port works in the network namespace of the thread that opens it;
 //! once open it may be moved to and used from any thread.
 
-pub mod loader;
+/// The loader lives at the crate root (it serves every backend); this path
+/// stays for callers that name it under `afxdp`.
+pub use crate::loader;
 mod redirect;
 mod ring;
 mod rx;

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, Weak};
 
 use aya::maps::{MapData, XskMap};
 
-use super::loader::{builtin_object, AttachMode, Attached, XdpAttachment, XdpObject};
 use crate::iface::Iface;
+use crate::loader::{builtin_object, AttachMode, Attached, XdpAttachment, XdpObject};
 use crate::IoError;
 
 /// Where a program is attached: network namespace (device, inode) and

@@ -18,7 +18,7 @@
 
 use std::os::fd::{FromRawFd, OwnedFd};
 
-use crate::afxdp::loader::{AttachMode, XdpAttachment, XdpObject};
+use crate::loader::{AttachMode, XdpAttachment, XdpObject};
 use crate::IoError;
 
 /// The attached program; the namespace goes when this is dropped.

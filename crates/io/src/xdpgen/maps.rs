@@ -2,7 +2,7 @@
 
 use super::template::MAX_SIZES;
 
-/// `struct cpu_state` in bpf/xdpgen.c: one CPU's generator state and counters.
+/// `struct cpu_state` in crates/io/bpf/xdpgen.c: one CPU's generator state and counters.
 #[repr(C)]
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub struct CpuState {
@@ -31,7 +31,7 @@ pub struct CpuState {
 // bit pattern is valid.
 unsafe impl aya::Pod for CpuState {}
 
-/// `struct tx_report` in bpf/xdpgen.c: what happened to one CPU's frames
+/// `struct tx_report` in crates/io/bpf/xdpgen.c: what happened to one CPU's frames
 /// after the program let them go, from the kernel's XDP tracepoints.
 #[repr(C)]
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
@@ -77,7 +77,7 @@ impl TxReport {
 mod tests {
     use super::*;
 
-    /// The sizes bpf/xdpgen.c's structs have (checked against the object's
+    /// The sizes crates/io/bpf/xdpgen.c's structs have (checked against the object's
     /// BTF by the loader at run time too: a mismatch fails the map update).
     #[test]
     fn sizes_match_the_c_structs() {

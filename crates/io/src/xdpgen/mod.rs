@@ -3,7 +3,7 @@
 //! from user space and no socket.
 //!
 //! [`XdpGen::open`] checks the [delivery contract](delivery), loads
-//! `bpf/xdpgen.o` (embedded) with the frames' configuration as constants,
+//! `crates/io/bpf/xdpgen.o` (embedded) with the frames' configuration as constants,
 //! seeds one state per generating CPU, attaches the two tracing programs
 //! that count what happened to the frames after the redirect, and keeps the
 //! program attached to a private [`anchor`]. Each thread, pinned to its
@@ -37,16 +37,16 @@ use aya::programs::{BtfTracePoint, TestRun, TestRunAttrs, TestRunOptions, Xdp};
 use aya::Btf;
 use pktlab_wire::FrameSpec;
 
-use crate::afxdp::loader::{bpf_error, find_os_error, Aligned, XdpObject};
+use crate::loader::{bpf_error, find_os_error, Aligned, XdpObject};
 use crate::IoError;
 use anchor::Anchor;
 use delivery::{Demand, Peer, TxFacts};
 pub use maps::{CpuState, TxReport};
 use template::Templates;
 
-static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!("../../../../bpf/xdpgen.o"));
+static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!("../../bpf/xdpgen.o"));
 
-/// The XDP object built from `bpf/xdpgen.c` (see `bpf/build.sh`).
+/// The XDP object built from `crates/io/bpf/xdpgen.c` (see `crates/io/bpf/build.sh`).
 pub fn builtin_object() -> &'static [u8] {
     &OBJECT.0
 }

@@ -15,7 +15,7 @@ use pktlab_wire::{Family, FrameGen, FrameSpec, SizeMix, PAYLOAD_LEN};
 
 use crate::IoError;
 
-/// Distinct frame sizes the program holds (`MAX_SIZES` in bpf/xdpgen.c).
+/// Distinct frame sizes the program holds (`MAX_SIZES` in crates/io/bpf/xdpgen.c).
 pub const MAX_SIZES: usize = 16;
 /// Longest size pattern (`MAX_PATTERN`).
 pub const MAX_PATTERN: usize = 4096;
@@ -26,7 +26,7 @@ const ETH_LEN: usize = 14;
 const VLAN_LEN: usize = 4;
 const UDP_LEN: usize = 8;
 
-/// `struct size_tmpl` in bpf/xdpgen.c.
+/// `struct size_tmpl` in crates/io/bpf/xdpgen.c.
 #[repr(C)]
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub struct SizeTmpl {
@@ -36,7 +36,7 @@ pub struct SizeTmpl {
     pub l3_len: u16,
 }
 
-/// `struct cfg` in bpf/xdpgen.c, the program's `.rodata`.
+/// `struct cfg` in crates/io/bpf/xdpgen.c, the program's `.rodata`.
 #[repr(C)]
 #[derive(Clone, Copy, Default, Debug)]
 pub struct Cfg {

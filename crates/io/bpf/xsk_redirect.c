@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 //
 // XDP programs of pktlab's AF_XDP backend. Rebuild the committed object with
-// `bpf/build.sh`; `bpf/build.sh --check` verifies that it matches this source.
+// `build.sh` beside this file; `build.sh --check` verifies it matches this source.
 
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>

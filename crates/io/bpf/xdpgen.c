@@ -28,7 +28,7 @@
  * `xdp_probe` redirects the template as it is: the speed limit of the
  * technique, for the benchmark.
  *
- * Build: bpf/build.sh (clang -O2 -g -target bpf -mcpu=v3).
+ * Build: crates/io/bpf/build.sh (clang -O2 -g -target bpf -mcpu=v3).
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>

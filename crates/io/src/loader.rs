@@ -1,5 +1,6 @@
-//! Loading and attaching XDP programs, for the AF_XDP backend and for any
-//! backend that runs its own XDP program.
+//! Loading and attaching XDP programs, for every backend that runs one: the
+//! AF_XDP receiver (`xsk_redirect`), the XDP_DROP sink and the live-frame
+//! generator (`xdpgen`). The programs' sources are in `crates/io/bpf/`.
 //!
 //! Programs are loaded with the `aya` crate and attached **through a
 //! bpf_link** only: the kernel detaches the program as soon as the link's
@@ -23,9 +24,10 @@ use crate::IoError;
 #[repr(C, align(8))]
 pub(crate) struct Aligned<B: ?Sized>(pub(crate) B);
 
-static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!("../../../../bpf/xsk_redirect.o"));
+static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!("../bpf/xsk_redirect.o"));
 
-/// The XDP object built from `bpf/xsk_redirect.c` (see `bpf/build.sh`). It
+/// The XDP object built from `crates/io/bpf/xsk_redirect.c` (see
+/// `crates/io/bpf/build.sh`). It
 /// holds two programs: `xsk_redirect` (each RX queue to its AF_XDP socket
 /// through the XSKMAP `xsks`) and `xdp_drop` (drops every frame).
 pub fn builtin_object() -> &'static [u8] {
