@@ -12,6 +12,7 @@
 pub mod compare;
 pub mod file;
 pub mod order;
+pub mod records;
 pub mod results;
 pub mod runner;
 pub mod summary;
@@ -26,6 +27,7 @@ use pktlab_wire::size::SizeMix;
 use pktlab_wire::units;
 use serde::Serialize;
 
+use crate::endpoint::BenchIo;
 use crate::target::BUILTIN_DUT_IFACES;
 use crate::traffic::Traffic;
 use crate::trial::TrialSettings;
@@ -73,6 +75,8 @@ pub struct Sweep {
 #[derive(Clone, Debug, Serialize)]
 pub struct RunSettings {
     pub iterations: usize,
+    /// The generator's and the receiver's I/O backend.
+    pub io: BenchIo,
     pub trial: TrialSettings,
     pub order: Order,
 }
@@ -206,6 +210,7 @@ impl Campaign {
             configs,
             run: RunSettings {
                 iterations,
+                io: r.io.as_deref().unwrap_or("afpacket").parse()?,
                 trial: TrialSettings {
                     duration: d,
                     trim_head: samples(warmup),

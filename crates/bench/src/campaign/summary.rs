@@ -67,7 +67,7 @@ pub fn pps_text(values: &[f64]) -> String {
 
 /// The ministat data set name of a cell: its `.pps` file name.
 pub fn dataset_name(config: &str, traffic: &str) -> String {
-    format!("{config}.{traffic}.pps")
+    super::results::pps_name(config, traffic)
 }
 
 /// For each traffic profile, every configuration compared with the first,
