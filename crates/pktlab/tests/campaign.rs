@@ -150,6 +150,7 @@ fn two_configurations_three_iterations() {
             "ministat.txt",
             "nft-stateless.inet4.pps",
             "runs",
+            "runs.csv",
             "summary.json"
         ]
     );
@@ -202,6 +203,9 @@ fn two_configurations_three_iterations() {
         assert_eq!(head["traffic"], "inet4");
         assert_eq!(head["iteration"].to_string(), parts[2]);
         assert!(head["config_text"].is_string());
+        // The backend is recorded: AF_PACKET unless asked otherwise.
+        assert_eq!(head["io"], "afpacket");
+        assert_eq!(last["tx"]["backend"], "afpacket");
         assert_eq!(last["type"], "result");
         let seconds: Vec<&Value> = lines.iter().filter(|l| l["type"] == "second").collect();
         assert!(seconds.len() >= 2, "{name}: {} seconds", seconds.len());
@@ -296,6 +300,40 @@ fn two_configurations_three_iterations() {
     assert!(ministat_txt.starts_with(
         "Forwarded packets per second, traffic inet4:\nx forwarding.inet4.pps\n+ nft-stateless.inet4.pps\n"
     ));
+    // runs.csv: a header and a row per run with the run's own figures.
+    let csv = std::fs::read_to_string(out_dir.join("runs.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 7, "{csv}");
+    assert_eq!(
+        rows[0][..5],
+        [
+            "config",
+            "traffic",
+            "iteration",
+            "started_at",
+            "forwarded_pps"
+        ]
+    );
+    for (i, config) in [
+        "forwarding",
+        "forwarding",
+        "forwarding",
+        "nft-stateless",
+        "nft-stateless",
+        "nft-stateless",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let row = &rows[i + 1];
+        assert_eq!(
+            row[..3],
+            [*config, "inet4", &(i % 3 + 1).to_string()],
+            "{csv}"
+        );
+        let fwd: f64 = row[4].parse().unwrap();
+        assert_eq!(fwd, values[*config][i % 3], "{csv}");
+    }
     // The DUT is back to forwarding.
     assert_eq!(ruleset(&p), "");
     assert!(p.lab().problems().unwrap().is_empty());
@@ -597,6 +635,10 @@ fn usage_errors_exit_2_with_one_line() {
         (
             vec!["--resume", "/nonexistent/pktlab-r"],
             "pktlab: cannot resume /nonexistent/pktlab-r: No such file or directory".to_string(),
+        ),
+        (
+            vec!["--io", "dpdk"],
+            "pktlab: invalid I/O backend 'dpdk': use afpacket, afxdp, xdp or auto\n".to_string(),
         ),
         (
             vec!["--order", "zigzag"],

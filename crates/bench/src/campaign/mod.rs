@@ -10,6 +10,7 @@
 //! - [`runner`]: running it all.
 
 pub mod compare;
+pub mod export;
 pub mod file;
 pub mod order;
 pub mod records;

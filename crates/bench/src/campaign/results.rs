@@ -5,7 +5,8 @@
 //! env.json                             kernel, CPU, NIC drivers, pktlab version
 //! runs/<config>.<traffic>.<n>.jsonl    one file per finished run
 //! <config>.<traffic>.pps               one value per iteration (BSDRP's format)
-//! summary.json, ministat.txt, sweep.txt
+//! summary.json, ministat.txt, sweep.txt, runs.csv
+//! trials/<config>.<traffic>.<n>.<k>.jsonl  each trial of a search method
 //! ```
 //!
 //! A run file is written in one go, atomically, when its run has finished:
@@ -31,6 +32,7 @@ pub const ENV_FILE: &str = "env.json";
 pub const SUMMARY_FILE: &str = "summary.json";
 pub const MINISTAT_FILE: &str = "ministat.txt";
 pub const SWEEP_FILE: &str = "sweep.txt";
+pub const RUNS_CSV_FILE: &str = "runs.csv";
 pub const RUNS_DIR: &str = "runs";
 /// The trials of methods that run several per run (a search).
 pub const TRIALS_DIR: &str = "trials";

@@ -5,6 +5,7 @@
 use pktlab_engine::StopSignal;
 use pktlab_lab::dut::DutConfig;
 
+use super::export::{Exporter, Finished};
 use super::order::RunKey;
 use super::records::{EnvConfig, EnvRecord, RunHeader, RunRecord, RunResult};
 use super::results::{self, ResultsDir};
@@ -85,11 +86,12 @@ pub fn env_record(campaign: &Campaign, target: &Target) -> EnvRecord {
     }
 }
 
-/// Rewrites the `.pps` files, `summary.json`, `ministat.txt` and
-/// `sweep.txt` from the finished runs in `dir`.
+/// Rewrites the `.pps` files and every exporter's file from the finished
+/// runs in `dir`.
 pub fn write_aggregates(
     campaign: &Campaign,
     dir: &ResultsDir,
+    exporters: &[&dyn Exporter],
 ) -> Result<CampaignSummary, BenchError> {
     let runs = dir.runs()?;
     let s = CampaignSummary::new(campaign, &runs);
@@ -97,17 +99,15 @@ pub fn write_aggregates(
         let path = dir.pps_file(&cell.config, &cell.traffic);
         crate::atomic::write_atomic(&path, summary::pps_text(&cell.values).as_bytes())?;
     }
-    let json = serde_json::to_string_pretty(&s).expect("serialisable") + "\n";
-    dir.write(results::SUMMARY_FILE, json.as_bytes())?;
-    dir.write(
-        results::MINISTAT_FILE,
-        summary::ministat_text(campaign, &s.cells).as_bytes(),
-    )?;
-    if !campaign.sweeps.is_empty() {
-        dir.write(
-            results::SWEEP_FILE,
-            summary::sweep_text(&s.sweeps).as_bytes(),
-        )?;
+    let finished = Finished {
+        campaign,
+        runs: &runs,
+        summary: &s,
+    };
+    for e in exporters {
+        if let Some(text) = e.render(&finished) {
+            dir.write(e.file_name(), text.as_bytes())?;
+        }
     }
     Ok(s)
 }
@@ -120,6 +120,7 @@ pub fn run_campaign(
     target: &Target,
     dir: &ResultsDir,
     method: &dyn Method,
+    exporters: &[&dyn Exporter],
     stop: &StopSignal,
     mut on_event: impl FnMut(CampaignEvent<'_>),
 ) -> Result<CampaignOutcome, BenchError> {
@@ -219,7 +220,7 @@ pub fn run_campaign(
             dir.write_run(&record)?;
             let trial = &record.result.trial;
             ran += 1;
-            write_aggregates(campaign, dir)?;
+            write_aggregates(campaign, dir, exporters)?;
             on_event(CampaignEvent::RunDone {
                 index: i + 1,
                 of: todo.len(),
@@ -246,7 +247,7 @@ pub fn run_campaign(
         }
         None => Ok(()),
     };
-    let summary = write_aggregates(campaign, dir);
+    let summary = write_aggregates(campaign, dir, exporters);
     match (result, reverted) {
         (Err(e), Ok(())) => return Err(e),
         (Err(e), Err(r)) => {

@@ -213,67 +213,71 @@ fn execute(
     let mut progress: Option<common::Progress> = None;
     let mut started = Instant::now();
     let mut labels: String = String::new();
-    let outcome = runner::run_campaign(campaign, target, dir, &FixedRate, &stop, |e| match e {
-        CampaignEvent::Resuming { finished, planned } => {
-            if text && !o.quiet {
-                println!("Resuming: {finished} of {planned} runs are already finished and will not run again.");
+    let exporters = pktlab_report::export::campaign_exporters();
+    let outcome = runner::run_campaign(campaign, target, dir, &FixedRate, &exporters, &stop, |e| {
+        match e {
+            CampaignEvent::Resuming { finished, planned } => {
+                if text && !o.quiet {
+                    println!("Resuming: {finished} of {planned} runs are already finished and will not run again.");
+                }
             }
-        }
-        CampaignEvent::Applying { config } => {
-            if text && !o.quiet && !terminal {
-                println!("applying configuration {config}");
+            CampaignEvent::Applying { config } => {
+                if text && !o.quiet && !terminal {
+                    println!("applying configuration {config}");
+                }
             }
-        }
-        CampaignEvent::Reverting { config } => {
-            if text && !o.quiet && !terminal {
-                println!("reverting configuration {config}");
+            CampaignEvent::Reverting { config } => {
+                if text && !o.quiet && !terminal {
+                    println!("reverting configuration {config}");
+                }
             }
-        }
-        CampaignEvent::RunStarting {
-            index,
-            of,
-            key,
-            config,
-            traffic,
-        } => {
-            if index == 1 {
-                started = Instant::now();
+            CampaignEvent::RunStarting {
+                index,
+                of,
+                key,
+                config,
+                traffic,
+            } => {
+                if index == 1 {
+                    started = Instant::now();
+                }
+                let p = progress.get_or_insert_with(|| {
+                    common::Progress::new(text && !o.quiet, of as u64 * secs)
+                });
+                labels = out::run_label(index, of, config, traffic, key.iteration);
+                p.message(labels.clone());
+                if text && !o.quiet && !terminal {
+                    let per_run = if index > 1 {
+                        started.elapsed() / (index as u32 - 1)
+                    } else {
+                        Duration::from_secs(secs + 1)
+                    };
+                    let left = per_run * (of - index + 1) as u32;
+                    println!("{labels} ... (about {} left)", human(left));
+                }
             }
-            let p = progress
-                .get_or_insert_with(|| common::Progress::new(text && !o.quiet, of as u64 * secs));
-            labels = out::run_label(index, of, config, traffic, key.iteration);
-            p.message(labels.clone());
-            if text && !o.quiet && !terminal {
-                let per_run = if index > 1 {
-                    started.elapsed() / (index as u32 - 1)
-                } else {
-                    Duration::from_secs(secs + 1)
-                };
-                let left = per_run * (of - index + 1) as u32;
-                println!("{labels} ... (about {} left)", human(left));
+            CampaignEvent::Trial(TrialEvent::Forwarded(pps)) => {
+                if let Some(p) = progress.as_mut() {
+                    p.tick(pps);
+                }
             }
-        }
-        CampaignEvent::Trial(TrialEvent::Forwarded(pps)) => {
-            if let Some(p) = progress.as_mut() {
-                p.tick(pps);
-            }
-        }
-        CampaignEvent::Trial(_) => {}
-        CampaignEvent::RunDone {
-            key,
-            config,
-            traffic,
-            result,
-            ..
-        } => {
-            if o.json {
-                common::print_json(&out::run_json(config, traffic, key.iteration, result));
-            } else if !o.quiet {
-                let requested = campaign.traffics[key.traffic].rate_pps;
-                let line = out::run_line(&labels, result, requested);
-                match progress.as_ref() {
-                    Some(p) => p.println(line),
-                    None => println!("{line}"),
+            CampaignEvent::Trial(_) => {}
+            CampaignEvent::RunDone {
+                key,
+                config,
+                traffic,
+                result,
+                ..
+            } => {
+                if o.json {
+                    common::print_json(&out::run_json(config, traffic, key.iteration, result));
+                } else if !o.quiet {
+                    let requested = campaign.traffics[key.traffic].rate_pps;
+                    let line = out::run_line(&labels, result, requested);
+                    match progress.as_ref() {
+                        Some(p) => p.println(line),
+                        None => println!("{line}"),
+                    }
                 }
             }
         }
