@@ -58,6 +58,23 @@ fn files_are_byte_identical_to_the_earlier_ones() {
         );
     }
 
+    // summary.json reads back as the summary written: one run of
+    // nft-stateless has no standard deviation (null in JSON, NaN here).
+    let back = pktlab_bench::campaign::results::read_summary(&out).unwrap();
+    let order = pktlab_bench::campaign::results::summary_order(&out).unwrap();
+    assert_eq!(order.configs, back.configs);
+    assert_eq!(order.traffics, ["inet4-64", "inet4-1518"]);
+    assert_eq!(back.configs, ["forwarding", "rps", "nft-stateless"]);
+    assert_eq!(back.cells.len(), 6);
+    let one = back.cells[4].forwarded.unwrap();
+    assert_eq!(
+        (back.cells[4].config.as_str(), one.n, one.avg),
+        ("nft-stateless", 1, 520000.0)
+    );
+    assert!(one.stddev.is_nan());
+    assert_eq!(back.cells[0].values, summary.cells[0].values);
+    assert_eq!(back.sweeps, summary.sweeps);
+
     // runs.csv: a header and the twelve runs, sorted, figures as the run
     // files hold them.
     let csv = std::fs::read_to_string(out.join("runs.csv")).unwrap();

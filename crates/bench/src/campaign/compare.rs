@@ -73,9 +73,9 @@ pub fn load(path: &Path) -> Result<Folder, BenchError> {
     let mut configs: Vec<String> = Vec::new();
     let mut traffics: Vec<String> = Vec::new();
     // The campaign's own order, when summary.json says it.
-    if let Some(shape) = results::summary_shape(path) {
-        configs = shape.configs;
-        traffics = shape.traffics;
+    if let Some(order) = results::summary_order(path) {
+        configs = order.configs;
+        traffics = order.traffics;
     }
     for (c, t, _) in &sets {
         if !configs.contains(c) {
@@ -171,15 +171,28 @@ mod tests {
         d
     }
 
+    /// The `summary.json` of a campaign of `configs` (in that order) with
+    /// no finished run.
+    fn summary_of(configs: &[&str]) -> String {
+        let text: String = configs
+            .iter()
+            .map(|c| format!("[[config]]\nname = \"{c}\"\n"))
+            .collect();
+        let file = super::super::file::CampaignFile::parse(&text).unwrap();
+        let c = super::super::Campaign::from_file(&file, 2).unwrap();
+        serde_json::to_string_pretty(&super::super::summary::CampaignSummary::new(&c, &[])).unwrap()
+    }
+
     #[test]
     fn one_folder_in_campaign_order() {
+        let summary = summary_of(&["rps", "forwarding"]);
         let d = folder(
             &[
                 ("rps.inet4.pps", "3\n4\n5\n"),
                 ("forwarding.inet4.pps", "1\n2\n3\n"),
                 ("notes.txt", "x"),
             ],
-            Some(r#"{"configs": ["rps", "forwarding"], "traffics": ["inet4"]}"#),
+            Some(&summary),
         );
         let f = load(d.path()).unwrap();
         assert_eq!(f.configs, ["rps", "forwarding"]);

@@ -26,7 +26,7 @@ use pktlab_lab::ports::{InterfaceLab, Port};
 use pktlab_lab::LabSpec;
 use pktlab_wire::size::SizeMix;
 use pktlab_wire::units;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::endpoint::BenchIo;
 use crate::target::BUILTIN_DUT_IFACES;
@@ -37,7 +37,7 @@ use file::{CampaignFile, ConfigSection, LabSection, TrafficSection};
 pub use order::Order;
 
 /// Which lab, as the campaign asks for it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum LabChoice {
     Builtin {

@@ -22,8 +22,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::de::DeserializeOwned;
 
 use super::records::{
-    EnvRecord, RunFigures, RunHeader, RunRecord, SummaryShape, Typed, HEADER_TYPE, RESULT_TYPE,
+    EnvRecord, RunFigures, RunHeader, RunRecord, SummaryOrder, Typed, HEADER_TYPE, RESULT_TYPE,
 };
+use super::summary::CampaignSummary;
 use crate::atomic;
 use crate::BenchError;
 
@@ -252,10 +253,14 @@ fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, BenchError> {
     })
 }
 
-/// The configurations and traffic profiles `summary.json` of folder `path`
-/// lists, in campaign order; None when it has no readable one (a BSDRP
-/// folder has only `.pps` files).
-pub fn summary_shape(path: &Path) -> Option<SummaryShape> {
+/// `summary.json` of folder `path`.
+pub fn read_summary(path: &Path) -> Result<CampaignSummary, BenchError> {
+    read_json(&path.join(SUMMARY_FILE))
+}
+
+/// The campaign order `summary.json` of folder `path` gives; None when it
+/// has no readable one (a BSDRP folder has only `.pps` files).
+pub fn summary_order(path: &Path) -> Option<SummaryOrder> {
     read_json(&path.join(SUMMARY_FILE)).ok()
 }
 

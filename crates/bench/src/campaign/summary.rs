@@ -4,13 +4,13 @@
 //! the report layer's exporters turn the rest into text.
 
 use pktlab_stats::{Comparison, Confidence, Summary};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::results::RunOutcome;
 use super::{Campaign, LabChoice};
 
 /// Every finished run of one configuration with one traffic profile.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
     pub config: String,
     pub traffic: String,
@@ -69,7 +69,7 @@ pub fn dataset_name(config: &str, traffic: &str) -> String {
 }
 
 /// One configuration compared with the first on one traffic profile.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ConfigComparison {
     pub traffic: String,
     pub baseline: String,
@@ -111,7 +111,7 @@ pub fn comparisons(campaign: &Campaign, cells: &[Cell]) -> Vec<ConfigComparison>
 }
 
 /// One row of a size sweep (seed 004's table).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepRow {
     pub size: u16,
     pub runs: usize,
@@ -126,7 +126,7 @@ pub struct SweepRow {
 }
 
 /// A size sweep of one configuration.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepTable {
     pub config: String,
     pub traffic: String,
@@ -185,10 +185,11 @@ pub fn sweep_tables(campaign: &Campaign, cells: &[Cell]) -> Vec<SweepTable> {
 }
 
 /// `summary.json`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CampaignSummary {
+    /// Always `summary`.
     #[serde(rename = "type")]
-    pub kind: &'static str,
+    pub kind: String,
     pub name: String,
     pub lab: LabChoice,
     /// Generator, DUT and receiver share this host's CPUs.
@@ -213,7 +214,7 @@ impl CampaignSummary {
         let cells = cells(campaign, runs);
         let planned = campaign.plan().len();
         CampaignSummary {
-            kind: "summary",
+            kind: "summary".into(),
             name: campaign.name.clone(),
             lab: campaign.lab.clone(),
             virtual_lab: campaign.is_builtin(),
@@ -288,6 +289,10 @@ mod tests {
             (s.runs_planned, s.runs_finished, s.complete),
             (10, 4, false)
         );
+        // summary.json reads back as the same summary.
+        let text = serde_json::to_string_pretty(&s).unwrap();
+        let back: CampaignSummary = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, s);
     }
 
     #[test]
