@@ -11,6 +11,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use pktlab_bench::campaign::results::{self, ResultsDir};
 use pktlab_bench::target::Target;
 use pktlab_lab::dut::{builtin_config, BUILTIN_NAMES};
 use pktlab_lab::{netns, BuiltinLab, LabSpec};
@@ -300,6 +301,28 @@ fn two_configurations_three_iterations() {
     assert!(ministat_txt.starts_with(
         "Forwarded packets per second, traffic inet4:\nx forwarding.inet4.pps\n+ nft-stateless.inet4.pps\n"
     ));
+    // The folder reads back through its own record types: six runs with
+    // the values of the run files, the environment, and the summary.
+    let folder = ResultsDir::open(&out_dir).unwrap();
+    let typed = folder.runs().unwrap();
+    assert_eq!(typed.len(), 6);
+    for (i, r) in typed.iter().enumerate() {
+        assert_eq!(r.config, ["forwarding", "nft-stateless"][i / 3]);
+        assert_eq!((r.traffic.as_str(), r.iteration), ("inet4", i % 3 + 1));
+        assert_eq!(r.forwarded_pps, values[&r.config][i % 3]);
+        assert!(r.offered_pps > 0.0 && (0.0..=1.0).contains(&r.loss_ratio));
+    }
+    let env_typed = folder.env().unwrap();
+    assert_eq!(env_typed.nics.len(), 4);
+    assert_eq!(env_typed.configs[1].name, "nft-stateless");
+    assert_eq!(env_typed.host.kernel, env["host"]["kernel"]);
+    let summary_typed = results::read_summary(&out_dir).unwrap();
+    assert_eq!(
+        (summary_typed.runs_planned, summary_typed.runs_finished),
+        (6, 6)
+    );
+    assert_eq!(summary_typed.cells[1].values, values["nft-stateless"]);
+
     // runs.csv: a header and a row per run with the run's own figures.
     let csv = std::fs::read_to_string(out_dir.join("runs.csv")).unwrap();
     let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();

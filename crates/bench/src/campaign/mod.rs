@@ -52,6 +52,14 @@ pub enum LabChoice {
 }
 
 impl LabChoice {
+    /// The I/O backend of a campaign that names none: AF_PACKET, which
+    /// works on every interface.
+    pub fn default_io(&self) -> BenchIo {
+        match self {
+            LabChoice::Builtin { .. } | LabChoice::Interfaces { .. } => BenchIo::Afpacket,
+        }
+    }
+
     pub fn builtin_spec(&self) -> Option<LabSpec> {
         match self {
             LabChoice::Builtin { prefix, queues } => Some(LabSpec {
@@ -135,6 +143,10 @@ impl Campaign {
             .map(units::parse_link_speed)
             .transpose()?;
         let lab = lab_choice(&f.lab)?;
+        let io = match f.run.io.as_deref() {
+            Some(text) => text.parse()?,
+            None => lab.default_io(),
+        };
         let builtin = matches!(lab, LabChoice::Builtin { .. });
 
         let mut traffics = Vec::new();
@@ -211,7 +223,7 @@ impl Campaign {
             configs,
             run: RunSettings {
                 iterations,
-                io: r.io.as_deref().unwrap_or("afpacket").parse()?,
+                io,
                 trial: TrialSettings {
                     duration: d,
                     trim_head: samples(warmup),
@@ -465,7 +477,16 @@ mod tests {
         assert_eq!(c.run.trial.duration, Duration::from_secs(10));
         assert_eq!((c.run.trial.trim_head, c.run.trial.trim_tail), (1, 1));
         assert_eq!(c.run.order, Order::Interleaved);
+        assert_eq!(c.run.io, BenchIo::Afpacket);
         assert_eq!(c.plan().len(), 5);
+        let c = parse("[run]\nio = \"xdp\"\n").unwrap();
+        assert_eq!(c.run.io, BenchIo::Xdp);
+        let e = parse("[run]\nio = \"netmap\"\n").unwrap_err();
+        assert!(e.is_usage());
+        assert_eq!(
+            e.to_string(),
+            "invalid I/O backend 'netmap': use afpacket, afxdp, xdp or auto"
+        );
     }
 
     #[test]

@@ -72,6 +72,11 @@ pub fn run_name(config: &str, traffic: &str, iteration: usize) -> String {
     format!("{config}.{traffic}.{iteration}.jsonl")
 }
 
+/// `<config>.<traffic>.<iteration>.<trial>.jsonl`.
+pub fn trial_name(config: &str, traffic: &str, iteration: usize, trial: usize) -> String {
+    format!("{config}.{traffic}.{iteration}.{trial}.jsonl")
+}
+
 /// Seconds since the Unix epoch.
 pub fn unix_now() -> u64 {
     SystemTime::now()
@@ -162,6 +167,10 @@ impl ResultsDir {
         std::fs::create_dir_all(&runs).map_err(|e| BenchError::file(&runs, e))?;
         atomic::remove_leftovers(&runs)?;
         atomic::remove_leftovers(path)?;
+        let trials = path.join(TRIALS_DIR);
+        if trials.is_dir() {
+            atomic::remove_leftovers(&trials)?;
+        }
         Ok(dir)
     }
 
@@ -178,10 +187,9 @@ impl ResultsDir {
 
     /// `trials/<config>.<traffic>.<iteration>.<trial>.jsonl`.
     pub fn trial_file(&self, run: &RunHeader, trial: usize) -> PathBuf {
-        self.path.join(TRIALS_DIR).join(format!(
-            "{}.{}.{}.{trial}.jsonl",
-            run.config, run.traffic, run.iteration
-        ))
+        self.path
+            .join(TRIALS_DIR)
+            .join(trial_name(&run.config, &run.traffic, run.iteration, trial))
     }
 
     /// Writes one trial of a run atomically, in the run file's format.
@@ -412,6 +420,7 @@ mod tests {
         assert_eq!(parse_pps_name("rps.pps"), None);
         assert_eq!(parse_pps_name("rps.inet4.txt"), None);
         assert_eq!(run_name("a", "inet6", 3), "a.inet6.3.jsonl");
+        assert_eq!(trial_name("a", "inet6", 3, 12), "a.inet6.3.12.jsonl");
     }
 
     #[test]
