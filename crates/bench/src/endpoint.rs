@@ -67,6 +67,8 @@ impl Endpoint for Local {
 }
 
 /// The I/O backend of a campaign's trials (`[run] io`, `pktlab bench --io`).
+/// Its default, AF_PACKET, is also what run files written before the
+/// backend was recorded used.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BenchIo {

@@ -118,7 +118,7 @@ fn a_two_trial_method_records_each_trial() {
     for (name, rate) in names.iter().zip(RATES) {
         let l = lines(&trials.join(name));
         let h: Typed<RunHeader> = serde_json::from_str(&l[0]).unwrap();
-        assert_eq!((h.record.io.as_str(), h.record.iteration), ("afpacket", 1));
+        assert_eq!((h.record.io.name(), h.record.iteration), ("afpacket", 1));
         let r: Typed<RunFigures> = serde_json::from_str(l.last().unwrap()).unwrap();
         assert_eq!(r.record.requested_pps, Some(rate), "{name}");
         assert_eq!(r.record.lost, 0, "{name}");

@@ -12,6 +12,7 @@ use pktlab_lab::dut::DutConfig;
 use pktlab_lab::envinfo::{HostFacts, NicFacts};
 use serde::{Deserialize, Serialize};
 
+use crate::endpoint::BenchIo;
 pub use crate::monitor::Second;
 use crate::traffic::Traffic;
 use crate::trial::{TrialResult, TrialSettings};
@@ -40,18 +41,14 @@ pub struct RunHeader {
     /// The I/O backend the generator and the receiver were asked for
     /// (`afpacket`, `afxdp`, `xdp`, `auto`). Folders written before it was
     /// recorded only ever used AF_PACKET.
-    #[serde(default = "afpacket")]
-    pub io: String,
+    #[serde(default)]
+    pub io: BenchIo,
     pub traffic_profile: Traffic,
     pub settings: TrialSettings,
     /// The configuration's apply/revert lines, as text.
     pub config_text: String,
     /// Why the NICs' interrupts are not recorded, when they are not.
     pub interrupts: Option<String>,
-}
-
-fn afpacket() -> String {
-    "afpacket".into()
 }
 
 /// The last line of a run file: the trial's figures and what was asked.
@@ -176,7 +173,7 @@ mod tests {
             cpus: 8,
             lab: "built-in lab x".into(),
             virtual_lab: true,
-            io: "afxdp".into(),
+            io: BenchIo::Afxdp,
             traffic_profile: Traffic::inet6(),
             settings: TrialSettings {
                 duration: Duration::from_millis(2500),

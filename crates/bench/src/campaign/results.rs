@@ -379,7 +379,7 @@ mod tests {
         let text = std::fs::read_to_string(dir.run_file("forwarding", "inet4", 2)).unwrap();
         let mut lines = text.lines();
         let h: Typed<RunHeader> = serde_json::from_str(lines.next().unwrap()).unwrap();
-        assert_eq!(h.record.io, "afpacket");
+        assert_eq!(h.record.io, crate::endpoint::BenchIo::Afpacket);
         assert_eq!(
             h.record.settings.duration,
             std::time::Duration::from_secs(3)

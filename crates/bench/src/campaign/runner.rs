@@ -186,7 +186,7 @@ pub fn run_campaign(
                 cpus: host.cpus,
                 lab: target.describe(),
                 virtual_lab: target.is_virtual(),
-                io: campaign.run.io.name().into(),
+                io: campaign.run.io,
                 traffic_profile: traffic.clone(),
                 settings: campaign.run.trial.clone(),
                 config_text: config.text(),
