@@ -14,7 +14,9 @@
 
 pub mod atomic;
 pub mod campaign;
+pub mod endpoint;
 mod error;
+pub mod method;
 pub mod monitor;
 pub mod samples;
 pub mod target;

@@ -9,13 +9,13 @@ use pktlab_io::iface::IfCounters;
 use pktlab_lab::cpuload::{self, CpuLoad, CpuTimes};
 use pktlab_lab::interrupts::{self, IrqDelta, IrqLine};
 use pktlab_lab::ports::counters_at;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::target::{Target, Watched};
 use crate::BenchError;
 
 /// One interface's counters over one interval (or a whole run).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IfaceCounters {
     pub role: String,
     pub ns: Option<String>,
@@ -25,7 +25,7 @@ pub struct IfaceCounters {
 }
 
 /// One second of a run.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Second {
     /// 1 for the first second after the generator started.
     pub t: usize,

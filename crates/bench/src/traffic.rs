@@ -9,7 +9,7 @@ use pktlab_wire::size::SizeMix;
 use crate::BenchError;
 
 /// A named traffic profile.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Traffic {
     /// `inet4`, `inet6`, `inet4-1518`, ...
     pub name: String,

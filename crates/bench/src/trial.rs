@@ -1,16 +1,18 @@
 //! One trial: receiver up, generator for a while, drain, receiver down.
+//! Both ends run where their [`Endpoint`] says, with the campaign's I/O
+//! backend.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use pktlab_engine::backend::IoSpec;
-use pktlab_engine::gen::{run_gen, GenConfig};
-use pktlab_engine::recv::{run_recv, RecvConfig};
+use pktlab_engine::gen::GenConfig;
+use pktlab_engine::recv::RecvConfig;
 use pktlab_engine::rx::{RxEvent, RxPlan, RxSummary};
 use pktlab_engine::tx::{TxEvent, TxPlan, TxSummary};
 use pktlab_engine::StopSignal;
 
+use crate::endpoint::{BenchIo, Endpoint, Local};
 use crate::monitor::{self, IfaceCounters, Second};
 use crate::samples::{run_value, steady};
 use crate::target::Target;
@@ -24,20 +26,25 @@ pub const DRAIN: Duration = Duration::from_millis(500);
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How to run and value a trial.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TrialSettings {
-    #[serde(serialize_with = "as_secs")]
+    #[serde(serialize_with = "as_secs", deserialize_with = "from_secs")]
     pub duration: Duration,
     /// Samples left out at the start and at the end of the active period.
     pub trim_head: usize,
     pub trim_tail: usize,
-    #[serde(serialize_with = "as_secs")]
+    #[serde(serialize_with = "as_secs", deserialize_with = "from_secs")]
     pub interval: Duration,
 }
 
 /// Durations appear in JSON as seconds.
 fn as_secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
+}
+
+fn from_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let secs = <f64 as serde::Deserialize>::deserialize(d)?;
+    Duration::try_from_secs_f64(secs).map_err(serde::de::Error::custom)
 }
 
 impl Default for TrialSettings {
@@ -54,6 +61,9 @@ impl Default for TrialSettings {
 /// What a trial measured.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct TrialResult {
+    /// The rate the generator was asked for (None: as fast as it can).
+    #[serde(skip)]
+    pub intended_pps: Option<f64>,
     /// The run's value: median forwarded test frames per second.
     pub forwarded_pps: f64,
     /// The median offered load over the same kind of samples.
@@ -87,7 +97,8 @@ pub enum TrialEvent {
     Forwarded(f64),
 }
 
-/// Runs one trial of `traffic` on `lab`.
+/// Runs one trial of `traffic` on `lab` at the profile's own rate, both
+/// ends local, over AF_PACKET.
 pub fn run_trial(
     lab: &Target,
     traffic: &Traffic,
@@ -95,15 +106,73 @@ pub fn run_trial(
     stop: &StopSignal,
     mut on_event: impl FnMut(TrialEvent),
 ) -> Result<TrialResult, BenchError> {
+    Trials::local(lab, BenchIo::Afpacket, settings, stop).run(
+        traffic,
+        traffic.rate_pps,
+        &mut on_event,
+    )
+}
+
+/// What the trials of a run share: the lab, where each end runs, the I/O
+/// backend and how trials are run and valued. A method asks it for trials
+/// at the rates it chooses.
+#[derive(Clone, Copy)]
+pub struct Trials<'a> {
+    pub lab: &'a Target,
+    pub gen: &'a dyn Endpoint,
+    pub rcv: &'a dyn Endpoint,
+    pub io: BenchIo,
+    pub settings: &'a TrialSettings,
+    /// Ctrl-C: a trial cut short by it returns its partial figures.
+    pub stop: &'a StopSignal,
+}
+
+impl<'a> Trials<'a> {
+    /// Both ends as threads of this process.
+    pub fn local(
+        lab: &'a Target,
+        io: BenchIo,
+        settings: &'a TrialSettings,
+        stop: &'a StopSignal,
+    ) -> Trials<'a> {
+        Trials {
+            lab,
+            gen: &Local,
+            rcv: &Local,
+            io,
+            settings,
+            stop,
+        }
+    }
+
+    /// One trial of `traffic` at `rate_pps` (None: as fast as the
+    /// generator can), whatever rate the profile itself asks for.
+    pub fn run(
+        &self,
+        traffic: &Traffic,
+        rate_pps: Option<f64>,
+        on_event: &mut dyn FnMut(TrialEvent),
+    ) -> Result<TrialResult, BenchError> {
+        one_trial(self, traffic, rate_pps, on_event)
+    }
+}
+
+fn one_trial(
+    trials: &Trials<'_>,
+    traffic: &Traffic,
+    rate_pps: Option<f64>,
+    mut on_event: &mut dyn FnMut(TrialEvent),
+) -> Result<TrialResult, BenchError> {
+    let (lab, settings, stop) = (trials.lab, trials.settings, trials.stop);
     let frames = traffic.frame_spec(lab.src_mac, lab.dst_mac)?;
     let gen = GenConfig {
-        io: IoSpec::AfPacket,
+        io: trials.io.gen(),
         iface: Some(lab.gen.iface.clone()),
         frames,
         plan: TxPlan {
             threads: traffic.threads,
             duration: Some(settings.duration),
-            rate_pps: traffic.rate_pps,
+            rate_pps,
             interval: settings.interval,
             netns: lab.gen.netns.clone(),
             iface: Some(lab.gen.iface.clone()),
@@ -112,7 +181,7 @@ pub fn run_trial(
         xdp: Default::default(),
     };
     let recv = RecvConfig {
-        io: IoSpec::AfPacket,
+        io: trials.io.recv(),
         iface: Some(lab.rcv.iface.clone()),
         plan: RxPlan {
             interval: settings.interval,
@@ -129,7 +198,7 @@ pub fn run_trial(
 
     let (tx, rx, seconds) = std::thread::scope(|scope| {
         let receiver = scope.spawn(|| {
-            run_recv(&recv, &rx_stop, move |e| {
+            trials.rcv.receive(&recv, &rx_stop, &mut move |e| {
                 let _ = tx_events.send(e);
             })
         });
@@ -144,7 +213,7 @@ pub fn run_trial(
         if ready.is_err() {
             rx_stop.stop();
             let err = match receiver.join() {
-                Ok(Err(e)) => BenchError::from(e),
+                Ok(Err(e)) => e,
                 _ => BenchError::Trial("the receiver did not start".into()),
             };
             return Err(err);
@@ -162,7 +231,7 @@ pub fn run_trial(
                 }
             }
         };
-        let tx = run_gen(&gen, stop, |e| {
+        let tx = trials.gen.generate(&gen, stop, &mut |e| {
             if let TxEvent::Interval(iv) = e {
                 tx_samples.push(iv.pps);
                 on_event(TrialEvent::Offered(iv.pps));
@@ -204,6 +273,7 @@ pub fn run_trial(
     let received = rx.packets - rx.foreign;
     let lost = tx.packets.saturating_sub(received);
     Ok(TrialResult {
+        intended_pps: rate_pps,
         forwarded_pps,
         offered_pps,
         lost,

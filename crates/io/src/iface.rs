@@ -81,7 +81,7 @@ fn map_if_err(name: &str, what: &str, e: io::Error) -> IoError {
 }
 
 /// Interface counters, as in `ip -s link` (struct rtnl_link_stats64).
-#[derive(Clone, Copy, Debug, Default, serde::Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
 pub struct IfCounters {
     pub rx_packets: u64,
     pub rx_bytes: u64,

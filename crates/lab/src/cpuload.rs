@@ -6,7 +6,7 @@
 //! generator, the DUT and the receiver share these CPUs, so every figure is
 //! the whole host's.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::LabError;
 
@@ -89,7 +89,7 @@ pub fn read_cpu_times() -> Result<Vec<(usize, CpuTimes)>, LabError> {
 }
 
 /// One CPU's use over an interval, in percent of that interval.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CpuLoad {
     pub cpu: usize,
     /// User and nice time.

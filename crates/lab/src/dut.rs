@@ -15,12 +15,12 @@ use std::ffi::OsString;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::runner;
 
 /// Where the DUT's command lines run.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum DutRunner {
     /// `sh -c LINE` on this host.
@@ -148,7 +148,7 @@ impl DutError {
 }
 
 /// One DUT configuration.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DutConfig {
     pub name: String,
     /// Lines that apply it, in order.
@@ -160,7 +160,7 @@ pub struct DutConfig {
     pub reboot: Option<String>,
     /// Run again and again after a reboot until it succeeds.
     pub wait: Option<String>,
-    #[serde(serialize_with = "secs")]
+    #[serde(serialize_with = "secs", deserialize_with = "from_secs")]
     pub wait_timeout: Duration,
     /// One of pktlab's built-in configurations for the built-in lab.
     pub builtin: bool,
@@ -168,6 +168,10 @@ pub struct DutConfig {
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(d.as_secs())
+}
+
+fn from_secs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    u64::deserialize(d).map(Duration::from_secs)
 }
 
 /// How long a DUT may take to come back from a reboot by default.

@@ -2,12 +2,12 @@
 //! drivers. Results without them cannot be compared later ("before and after
 //! a kernel change").
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{netns, runner, LabError};
 
 /// The host's kernel and CPUs.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostFacts {
     pub hostname: String,
     /// `uname -r`.
@@ -64,7 +64,7 @@ pub fn host_facts() -> HostFacts {
 }
 
 /// One NIC's driver, as `ethtool -i` reports it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NicFacts {
     pub ns: Option<String>,
     pub iface: String,

@@ -6,7 +6,7 @@
 //! or after the PCI address (`mlx5_comp0@pci:0000:03:00.0`). veth and other
 //! virtual interfaces have no device and no interrupts at all.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::{netns, LabError};
 
@@ -152,7 +152,7 @@ pub fn nic_irq_match(ns: Option<&str>, iface: &str) -> Result<Option<NicIrqMatch
 }
 
 /// One interrupt line's counts over an interval.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IrqDelta {
     pub iface: String,
     pub irq: String,

@@ -41,6 +41,24 @@ pub(crate) fn serialize_mac<S: serde::Serializer>(mac: &[u8; 6], s: S) -> Result
     s.serialize_str(&format_mac(*mac))
 }
 
+/// Reads a MAC from its text form (for `#[serde(deserialize_with)]`).
+pub(crate) fn deserialize_mac<'de, D: serde::Deserializer<'de>>(d: D) -> Result<[u8; 6], D::Error> {
+    let text = <String as serde::Deserialize>::deserialize(d)?;
+    parse_mac(&text).ok_or_else(|| serde::de::Error::custom(format!("invalid MAC '{text}'")))
+}
+
+/// Reads an optional MAC from its text form or `null`.
+pub(crate) fn deserialize_opt_mac<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<[u8; 6]>, D::Error> {
+    match <Option<String> as serde::Deserialize>::deserialize(d)? {
+        Some(text) => parse_mac(&text)
+            .map(Some)
+            .ok_or_else(|| serde::de::Error::custom(format!("invalid MAC '{text}'"))),
+        None => Ok(None),
+    }
+}
+
 /// Serializes an optional MAC as its text form or `null`.
 pub(crate) fn serialize_opt_mac<S: serde::Serializer>(
     mac: &Option<[u8; 6]>,

@@ -4,13 +4,13 @@
 //! [`DutRunner`].
 
 use pktlab_io::iface::{self, IfCounters};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::dut::DutRunner;
 use crate::{netns, LabError};
 
 /// An interface, in a network namespace or in this process's own.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Port {
     pub iface: String,
     pub netns: Option<String>,
@@ -67,17 +67,23 @@ pub fn counters_at(ns: Option<&str>, names: &[&str]) -> Result<Vec<IfCounters>, 
 }
 
 /// A forwarding lab on existing interfaces.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InterfaceLab {
     /// Where the generator sends (its MAC is the frames' source).
     pub gen: Port,
     /// Where the receiver counts.
     pub rcv: Port,
     /// The DUT port facing the generator: the frames' destination MAC.
-    #[serde(serialize_with = "crate::mac::serialize_mac")]
+    #[serde(
+        serialize_with = "crate::mac::serialize_mac",
+        deserialize_with = "crate::mac::deserialize_mac"
+    )]
     pub dut_in_mac: [u8; 6],
     /// The DUT port facing the receiver (for the record).
-    #[serde(serialize_with = "crate::mac::serialize_opt_mac")]
+    #[serde(
+        serialize_with = "crate::mac::serialize_opt_mac",
+        deserialize_with = "crate::mac::deserialize_opt_mac"
+    )]
     pub dut_out_mac: Option<[u8; 6]>,
     /// How the DUT's configuration commands run.
     pub dut: DutRunner,

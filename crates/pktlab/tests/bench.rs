@@ -109,3 +109,43 @@ fn json_runs_and_summary() {
     assert_eq!(s["complete"], true);
     assert_eq!(s["cells"][0]["forwarded"]["n"], 2);
 }
+
+#[test]
+fn the_io_backend_comes_from_the_command_line_and_is_recorded() {
+    let lab = Lab::up();
+    let dir = results_dir("io");
+    let out_dir = dir.path().join("out");
+    let r = pktlab(&[
+        "bench",
+        "--iterations",
+        "1",
+        "--duration",
+        "3",
+        "--prefix",
+        &lab.prefix,
+        "--io",
+        "afxdp",
+        "-R",
+        "20kpps",
+        "--json",
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let run: serde_json::Value = serde_json::from_str(r.stdout.lines().next().unwrap()).unwrap();
+    // Both ends used AF_XDP, and every frame arrived.
+    // ("afxdp (copy)": the mode follows the name.)
+    for end in ["tx", "rx"] {
+        let backend = run[end]["backend"].as_str().unwrap();
+        assert!(backend.starts_with("afxdp"), "{end}: {run}");
+    }
+    assert_eq!(run["lost"], 0, "{run}");
+    assert_eq!(run["rx"]["packets"], run["tx"]["packets"]);
+    // The run file's header says so, and so does the saved campaign.
+    let text = std::fs::read_to_string(out_dir.join("runs/forwarding.inet4.1.jsonl")).unwrap();
+    let head: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(head["type"], "run");
+    assert_eq!(head["io"], "afxdp");
+    let saved = std::fs::read_to_string(out_dir.join("campaign.toml")).unwrap();
+    assert!(saved.contains("io = \"afxdp\""), "{saved}");
+}

@@ -11,6 +11,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use pktlab_bench::campaign::results::{self, ResultsDir};
 use pktlab_bench::target::Target;
 use pktlab_lab::dut::{builtin_config, BUILTIN_NAMES};
 use pktlab_lab::{netns, BuiltinLab, LabSpec};
@@ -150,6 +151,7 @@ fn two_configurations_three_iterations() {
             "ministat.txt",
             "nft-stateless.inet4.pps",
             "runs",
+            "runs.csv",
             "summary.json"
         ]
     );
@@ -202,6 +204,9 @@ fn two_configurations_three_iterations() {
         assert_eq!(head["traffic"], "inet4");
         assert_eq!(head["iteration"].to_string(), parts[2]);
         assert!(head["config_text"].is_string());
+        // The backend is recorded: AF_PACKET unless asked otherwise.
+        assert_eq!(head["io"], "afpacket");
+        assert_eq!(last["tx"]["backend"], "afpacket");
         assert_eq!(last["type"], "result");
         let seconds: Vec<&Value> = lines.iter().filter(|l| l["type"] == "second").collect();
         assert!(seconds.len() >= 2, "{name}: {} seconds", seconds.len());
@@ -296,6 +301,62 @@ fn two_configurations_three_iterations() {
     assert!(ministat_txt.starts_with(
         "Forwarded packets per second, traffic inet4:\nx forwarding.inet4.pps\n+ nft-stateless.inet4.pps\n"
     ));
+    // The folder reads back through its own record types: six runs with
+    // the values of the run files, the environment, and the summary.
+    let folder = ResultsDir::open(&out_dir).unwrap();
+    let typed = folder.runs().unwrap();
+    assert_eq!(typed.len(), 6);
+    for (i, r) in typed.iter().enumerate() {
+        assert_eq!(r.config, ["forwarding", "nft-stateless"][i / 3]);
+        assert_eq!((r.traffic.as_str(), r.iteration), ("inet4", i % 3 + 1));
+        assert_eq!(r.forwarded_pps, values[&r.config][i % 3]);
+        assert!(r.offered_pps > 0.0 && (0.0..=1.0).contains(&r.loss_ratio));
+    }
+    let env_typed = folder.env().unwrap();
+    assert_eq!(env_typed.nics.len(), 4);
+    assert_eq!(env_typed.configs[1].name, "nft-stateless");
+    assert_eq!(env_typed.host.kernel, env["host"]["kernel"]);
+    let summary_typed = results::read_summary(&out_dir).unwrap();
+    assert_eq!(
+        (summary_typed.runs_planned, summary_typed.runs_finished),
+        (6, 6)
+    );
+    assert_eq!(summary_typed.cells[1].values, values["nft-stateless"]);
+
+    // runs.csv: a header and a row per run with the run's own figures.
+    let csv = std::fs::read_to_string(out_dir.join("runs.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 7, "{csv}");
+    assert_eq!(
+        rows[0][..5],
+        [
+            "config",
+            "traffic",
+            "iteration",
+            "started_at",
+            "forwarded_pps"
+        ]
+    );
+    for (i, config) in [
+        "forwarding",
+        "forwarding",
+        "forwarding",
+        "nft-stateless",
+        "nft-stateless",
+        "nft-stateless",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let row = &rows[i + 1];
+        assert_eq!(
+            row[..3],
+            [*config, "inet4", &(i % 3 + 1).to_string()],
+            "{csv}"
+        );
+        let fwd: f64 = row[4].parse().unwrap();
+        assert_eq!(fwd, values[*config][i % 3], "{csv}");
+    }
     // The DUT is back to forwarding.
     assert_eq!(ruleset(&p), "");
     assert!(p.lab().problems().unwrap().is_empty());
@@ -597,6 +658,10 @@ fn usage_errors_exit_2_with_one_line() {
         (
             vec!["--resume", "/nonexistent/pktlab-r"],
             "pktlab: cannot resume /nonexistent/pktlab-r: No such file or directory".to_string(),
+        ),
+        (
+            vec!["--io", "dpdk"],
+            "pktlab: invalid I/O backend 'dpdk': use afpacket, afxdp, xdp or auto\n".to_string(),
         ),
         (
             vec!["--order", "zigzag"],

@@ -2,11 +2,11 @@
 //! ministat's comparison of the configurations (and the size sweep).
 
 use pktlab_bench::campaign::runner::CampaignOutcome;
-use pktlab_bench::campaign::summary;
 use pktlab_bench::campaign::Campaign;
 use pktlab_bench::trial::TrialResult;
 use serde_json::{json, Value};
 
+use crate::export::{ministat, sweep};
 use crate::units::rate;
 
 /// What the campaign is about, said before it starts.
@@ -102,10 +102,10 @@ pub fn summary_text(c: &Campaign, o: &CampaignOutcome, dir: &str) -> String {
         out += "No run finished.\n";
         return out;
     }
-    out += &summary::ministat_text(c, &s.cells);
+    out += &ministat::text(c, &s.cells);
     if !s.sweeps.is_empty() {
         out.push('\n');
-        out += &summary::sweep_text(&s.sweeps);
+        out += &sweep::text(&s.sweeps);
     }
     out += &format!("Results: {dir}\n");
     out

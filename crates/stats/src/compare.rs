@@ -1,6 +1,6 @@
 //! ministat's comparison of two samples: Student's t test on the means.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::descriptive::{Sample, Summary};
 use crate::student::Confidence;
@@ -15,11 +15,14 @@ use crate::student::Confidence;
 /// moves with both means (ministat since FreeBSD 13; older versions printed
 /// `error` in percent of the baseline instead). `significant` is ministat's
 /// test `|difference| > error`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Comparison {
     pub difference: f64,
     pub error: f64,
+    /// NaN or infinite (JSON `null`) when the baseline's mean is 0.
+    #[serde(deserialize_with = "crate::json::f64_or_nan")]
     pub percent: f64,
+    #[serde(deserialize_with = "crate::json::f64_or_nan")]
     pub percent_error: f64,
     pub pooled_s: f64,
     pub t: f64,

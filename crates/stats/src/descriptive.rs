@@ -1,7 +1,7 @@
 //! Descriptive statistics of one sample: the N, Min, Max, Median, Avg and
 //! Stddev columns of ministat, plus percentiles.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The figures of one row of ministat's table.
 ///
@@ -10,13 +10,15 @@ use serde::Serialize;
 /// `avg` (over the sorted values) divided by `n - 1`, so it is NaN when
 /// `n == 1`. `median` is the middle value, or the mean of the two middle
 /// values when `n` is even.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub n: usize,
     pub min: f64,
     pub max: f64,
     pub median: f64,
     pub avg: f64,
+    /// NaN (JSON `null`) for one value.
+    #[serde(deserialize_with = "crate::json::f64_or_nan")]
     pub stddev: f64,
 }
 

@@ -31,6 +31,7 @@ mod compare;
 mod cparse;
 mod descriptive;
 mod error;
+mod json;
 pub mod ministat;
 pub mod pktgen;
 mod student;

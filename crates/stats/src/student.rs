@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::cparse::parse_c_double;
 use crate::error::StatsError;
@@ -82,6 +82,17 @@ impl Serialize for Confidence {
     /// As the number of percent, e.g. `95.0`.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_f64(self.percent())
+    }
+}
+
+impl<'de> Deserialize<'de> for Confidence {
+    /// From the number of percent [`Serialize`] writes.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let percent = f64::deserialize(deserializer)?;
+        Confidence::ALL
+            .into_iter()
+            .find(|level| level.percent() == percent)
+            .ok_or_else(|| serde::de::Error::custom(format!("unsupported confidence {percent}")))
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use pktlab_stats::ministat::{parse_values, Dataset, ParseOptions};
 
-use super::results::SUMMARY_FILE;
+use super::results::{self, parse_pps_name, pps_name};
 use crate::BenchError;
 
 /// The `.pps` files of one results folder.
@@ -55,10 +55,7 @@ pub fn load(path: &Path) -> Result<Folder, BenchError> {
     let mut sets = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(stem) = name.strip_suffix(".pps") else {
-            continue;
-        };
-        let Some((config, traffic)) = stem.split_once('.') else {
+        let Some((config, traffic)) = parse_pps_name(&name) else {
             continue;
         };
         let data = std::fs::read(entry.path()).map_err(|e| BenchError::file(entry.path(), e))?;
@@ -76,21 +73,9 @@ pub fn load(path: &Path) -> Result<Folder, BenchError> {
     let mut configs: Vec<String> = Vec::new();
     let mut traffics: Vec<String> = Vec::new();
     // The campaign's own order, when summary.json says it.
-    if let Ok(text) = std::fs::read_to_string(path.join(SUMMARY_FILE)) {
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
-            let names = |key: &str| -> Vec<String> {
-                v[key]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(|s| s.as_str().map(String::from))
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            };
-            configs = names("configs");
-            traffics = names("traffics");
-        }
+    if let Some(order) = results::summary_order(path) {
+        configs = order.configs;
+        traffics = order.traffics;
     }
     for (c, t, _) in &sets {
         if !configs.contains(c) {
@@ -122,7 +107,7 @@ pub fn between_configs(f: &Folder) -> Vec<Block> {
                 .iter()
                 .filter_map(|c| {
                     f.values(c, t).map(|v| Dataset {
-                        name: format!("{c}.{t}.pps"),
+                        name: pps_name(c, t),
                         values: v.to_vec(),
                     })
                 })
@@ -143,17 +128,13 @@ pub fn between_folders(folders: &[Folder]) -> Result<Vec<Block>, BenchError> {
                 continue;
             };
             let mut datasets = vec![Dataset {
-                name: first
-                    .path
-                    .join(format!("{c}.{t}.pps"))
-                    .display()
-                    .to_string(),
+                name: first.path.join(pps_name(c, t)).display().to_string(),
                 values: base.to_vec(),
             }];
             for o in others {
                 if let Some(v) = o.values(c, t) {
                     datasets.push(Dataset {
-                        name: o.path.join(format!("{c}.{t}.pps")).display().to_string(),
+                        name: o.path.join(pps_name(c, t)).display().to_string(),
                         values: v.to_vec(),
                     });
                 }
@@ -185,20 +166,33 @@ mod tests {
             std::fs::write(d.path().join(name), text).unwrap();
         }
         if let Some(s) = summary {
-            std::fs::write(d.path().join(SUMMARY_FILE), s).unwrap();
+            std::fs::write(d.path().join(results::SUMMARY_FILE), s).unwrap();
         }
         d
     }
 
+    /// The `summary.json` of a campaign of `configs` (in that order) with
+    /// no finished run.
+    fn summary_of(configs: &[&str]) -> String {
+        let text: String = configs
+            .iter()
+            .map(|c| format!("[[config]]\nname = \"{c}\"\n"))
+            .collect();
+        let file = super::super::file::CampaignFile::parse(&text).unwrap();
+        let c = super::super::Campaign::from_file(&file, 2).unwrap();
+        serde_json::to_string_pretty(&super::super::summary::CampaignSummary::new(&c, &[])).unwrap()
+    }
+
     #[test]
     fn one_folder_in_campaign_order() {
+        let summary = summary_of(&["rps", "forwarding"]);
         let d = folder(
             &[
                 ("rps.inet4.pps", "3\n4\n5\n"),
                 ("forwarding.inet4.pps", "1\n2\n3\n"),
                 ("notes.txt", "x"),
             ],
-            Some(r#"{"configs": ["rps", "forwarding"], "traffics": ["inet4"]}"#),
+            Some(&summary),
         );
         let f = load(d.path()).unwrap();
         assert_eq!(f.configs, ["rps", "forwarding"]);

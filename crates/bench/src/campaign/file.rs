@@ -16,6 +16,7 @@
 //! warmup = "1s"              # left out at the start of each run
 //! tail = "1s"                # and at its end
 //! order = "interleaved"      # or "sequential", or "random" (with seed)
+//! io = "afpacket"            # or "afxdp", "xdp", "auto"
 //!
 //! [[traffic]]
 //! name = "inet4"             # inet4 and inet6 are the lab's 2000 flows
@@ -109,6 +110,9 @@ pub struct RunSection {
     pub order: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// The I/O backend: `afpacket` (default), `afxdp`, `xdp` or `auto`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io: Option<String>,
 }
 
 /// One `[[traffic]]`.

@@ -10,8 +10,10 @@
 //! - [`runner`]: running it all.
 
 pub mod compare;
+pub mod export;
 pub mod file;
 pub mod order;
+pub mod records;
 pub mod results;
 pub mod runner;
 pub mod summary;
@@ -24,8 +26,9 @@ use pktlab_lab::ports::{InterfaceLab, Port};
 use pktlab_lab::LabSpec;
 use pktlab_wire::size::SizeMix;
 use pktlab_wire::units;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
+use crate::endpoint::BenchIo;
 use crate::target::BUILTIN_DUT_IFACES;
 use crate::traffic::Traffic;
 use crate::trial::TrialSettings;
@@ -34,7 +37,7 @@ use file::{CampaignFile, ConfigSection, LabSection, TrafficSection};
 pub use order::Order;
 
 /// Which lab, as the campaign asks for it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum LabChoice {
     Builtin {
@@ -49,6 +52,14 @@ pub enum LabChoice {
 }
 
 impl LabChoice {
+    /// The I/O backend of a campaign that names none: AF_PACKET, which
+    /// works on every interface.
+    pub fn default_io(&self) -> BenchIo {
+        match self {
+            LabChoice::Builtin { .. } | LabChoice::Interfaces { .. } => BenchIo::Afpacket,
+        }
+    }
+
     pub fn builtin_spec(&self) -> Option<LabSpec> {
         match self {
             LabChoice::Builtin { prefix, queues } => Some(LabSpec {
@@ -73,6 +84,8 @@ pub struct Sweep {
 #[derive(Clone, Debug, Serialize)]
 pub struct RunSettings {
     pub iterations: usize,
+    /// The generator's and the receiver's I/O backend.
+    pub io: BenchIo,
     pub trial: TrialSettings,
     pub order: Order,
 }
@@ -130,6 +143,10 @@ impl Campaign {
             .map(units::parse_link_speed)
             .transpose()?;
         let lab = lab_choice(&f.lab)?;
+        let io = match f.run.io.as_deref() {
+            Some(text) => text.parse()?,
+            None => lab.default_io(),
+        };
         let builtin = matches!(lab, LabChoice::Builtin { .. });
 
         let mut traffics = Vec::new();
@@ -206,6 +223,7 @@ impl Campaign {
             configs,
             run: RunSettings {
                 iterations,
+                io,
                 trial: TrialSettings {
                     duration: d,
                     trim_head: samples(warmup),
@@ -459,7 +477,16 @@ mod tests {
         assert_eq!(c.run.trial.duration, Duration::from_secs(10));
         assert_eq!((c.run.trial.trim_head, c.run.trial.trim_tail), (1, 1));
         assert_eq!(c.run.order, Order::Interleaved);
+        assert_eq!(c.run.io, BenchIo::Afpacket);
         assert_eq!(c.plan().len(), 5);
+        let c = parse("[run]\nio = \"xdp\"\n").unwrap();
+        assert_eq!(c.run.io, BenchIo::Xdp);
+        let e = parse("[run]\nio = \"netmap\"\n").unwrap_err();
+        assert!(e.is_usage());
+        assert_eq!(
+            e.to_string(),
+            "invalid I/O backend 'netmap': use afpacket, afxdp, xdp or auto"
+        );
     }
 
     #[test]

@@ -5,18 +5,26 @@
 //! env.json                             kernel, CPU, NIC drivers, pktlab version
 //! runs/<config>.<traffic>.<n>.jsonl    one file per finished run
 //! <config>.<traffic>.pps               one value per iteration (BSDRP's format)
-//! summary.json, ministat.txt, sweep.txt
+//! summary.json, ministat.txt, sweep.txt, runs.csv
+//! trials/<config>.<traffic>.<n>.<k>.jsonl  each trial of a search method
 //! ```
 //!
 //! A run file is written in one go, atomically, when its run has finished:
 //! its existence means the run is done, and a run cut short by Ctrl-C
 //! leaves nothing behind. That is what resume relies on.
+//!
+//! This module owns the folder: its layout, its file names, and writing and
+//! reading its records (the types are in [`super::records`]).
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::Deserialize;
+use serde::de::DeserializeOwned;
 
+use super::records::{
+    EnvRecord, RunFigures, RunHeader, RunRecord, SummaryOrder, Typed, HEADER_TYPE, RESULT_TYPE,
+};
+use super::summary::CampaignSummary;
 use crate::atomic;
 use crate::BenchError;
 
@@ -25,7 +33,10 @@ pub const ENV_FILE: &str = "env.json";
 pub const SUMMARY_FILE: &str = "summary.json";
 pub const MINISTAT_FILE: &str = "ministat.txt";
 pub const SWEEP_FILE: &str = "sweep.txt";
+pub const RUNS_CSV_FILE: &str = "runs.csv";
 pub const RUNS_DIR: &str = "runs";
+/// The trials of methods that run several per run (a search).
+pub const TRIALS_DIR: &str = "trials";
 
 /// A results folder.
 #[derive(Clone, Debug)]
@@ -45,23 +56,25 @@ pub struct RunOutcome {
     pub loss_ratio: f64,
 }
 
-#[derive(Deserialize)]
-struct HeaderLine {
-    #[serde(rename = "type")]
-    kind: String,
-    config: String,
-    traffic: String,
-    iteration: usize,
-    started_at: u64,
+/// `<config>.<traffic>.pps`: the name of a cell's values file, which is
+/// also its ministat data set name (BSDRP's bench-lab names them so).
+pub fn pps_name(config: &str, traffic: &str) -> String {
+    format!("{config}.{traffic}.pps")
 }
 
-#[derive(Deserialize)]
-struct ResultLine {
-    #[serde(rename = "type")]
-    kind: String,
-    forwarded_pps: f64,
-    offered_pps: f64,
-    loss_ratio: f64,
+/// The configuration and traffic a `.pps` file name stands for.
+pub fn parse_pps_name(name: &str) -> Option<(&str, &str)> {
+    name.strip_suffix(".pps")?.split_once('.')
+}
+
+/// `<config>.<traffic>.<iteration>.jsonl`.
+pub fn run_name(config: &str, traffic: &str, iteration: usize) -> String {
+    format!("{config}.{traffic}.{iteration}.jsonl")
+}
+
+/// `<config>.<traffic>.<iteration>.<trial>.jsonl`.
+pub fn trial_name(config: &str, traffic: &str, iteration: usize, trial: usize) -> String {
+    format!("{config}.{traffic}.{iteration}.{trial}.jsonl")
 }
 
 /// Seconds since the Unix epoch.
@@ -154,6 +167,10 @@ impl ResultsDir {
         std::fs::create_dir_all(&runs).map_err(|e| BenchError::file(&runs, e))?;
         atomic::remove_leftovers(&runs)?;
         atomic::remove_leftovers(path)?;
+        let trials = path.join(TRIALS_DIR);
+        if trials.is_dir() {
+            atomic::remove_leftovers(&trials)?;
+        }
         Ok(dir)
     }
 
@@ -165,12 +182,27 @@ impl ResultsDir {
     pub fn run_file(&self, config: &str, traffic: &str, iteration: usize) -> PathBuf {
         self.path
             .join(RUNS_DIR)
-            .join(format!("{config}.{traffic}.{iteration}.jsonl"))
+            .join(run_name(config, traffic, iteration))
+    }
+
+    /// `trials/<config>.<traffic>.<iteration>.<trial>.jsonl`.
+    pub fn trial_file(&self, run: &RunHeader, trial: usize) -> PathBuf {
+        self.path
+            .join(TRIALS_DIR)
+            .join(trial_name(&run.config, &run.traffic, run.iteration, trial))
+    }
+
+    /// Writes one trial of a run atomically, in the run file's format.
+    pub fn write_trial(&self, trial: usize, run: &RunRecord) -> Result<(), BenchError> {
+        let path = self.trial_file(&run.header, trial);
+        let dir = self.path.join(TRIALS_DIR);
+        std::fs::create_dir_all(&dir).map_err(|e| BenchError::file(&dir, e))?;
+        atomic::write_atomic(&path, run.to_jsonl().as_bytes())
     }
 
     /// `<config>.<traffic>.pps`.
     pub fn pps_file(&self, config: &str, traffic: &str) -> PathBuf {
-        self.path.join(format!("{config}.{traffic}.pps"))
+        self.path.join(pps_name(config, traffic))
     }
 
     /// Writes `name` in the folder atomically.
@@ -178,20 +210,26 @@ impl ResultsDir {
         atomic::write_atomic(&self.path.join(name), bytes)
     }
 
-    /// Writes a finished run's JSON lines atomically.
-    pub fn write_run(
-        &self,
-        config: &str,
-        traffic: &str,
-        iteration: usize,
-        lines: &[serde_json::Value],
-    ) -> Result<(), BenchError> {
-        let mut text = String::new();
-        for l in lines {
-            text += &l.to_string();
-            text.push('\n');
-        }
-        atomic::write_atomic(&self.run_file(config, traffic, iteration), text.as_bytes())
+    /// Writes a finished run's file atomically.
+    pub fn write_run(&self, run: &RunRecord) -> Result<(), BenchError> {
+        let h = &run.header;
+        let path = self.run_file(&h.config, &h.traffic, h.iteration);
+        atomic::write_atomic(&path, run.to_jsonl().as_bytes())
+    }
+
+    /// Writes `env.json`.
+    pub fn write_env(&self, env: &EnvRecord) -> Result<(), BenchError> {
+        let text = serde_json::to_string_pretty(env).expect("records serialise") + "\n";
+        self.write(ENV_FILE, text.as_bytes())
+    }
+
+    /// Reads `env.json`.
+    pub fn env(&self) -> Result<EnvRecord, BenchError> {
+        read_json(&self.path.join(ENV_FILE))
+    }
+
+    pub fn has_env(&self) -> bool {
+        self.path.join(ENV_FILE).exists()
     }
 
     /// Every finished run, read from its file, sorted by config, traffic and
@@ -215,6 +253,25 @@ impl ResultsDir {
     }
 }
 
+fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, BenchError> {
+    let text = std::fs::read_to_string(path).map_err(|e| BenchError::file(path, e))?;
+    serde_json::from_str(&text).map_err(|e| BenchError::Results {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    })
+}
+
+/// `summary.json` of folder `path`.
+pub fn read_summary(path: &Path) -> Result<CampaignSummary, BenchError> {
+    read_json(&path.join(SUMMARY_FILE))
+}
+
+/// The campaign order `summary.json` of folder `path` gives; None when it
+/// has no readable one (a BSDRP folder has only `.pps` files).
+pub fn summary_order(path: &Path) -> Option<SummaryOrder> {
+    read_json(&path.join(SUMMARY_FILE)).ok()
+}
+
 /// Reads a run file's header and result lines.
 pub fn read_run(path: &Path) -> Result<RunOutcome, BenchError> {
     let text = std::fs::read_to_string(path).map_err(|e| BenchError::file(path, e))?;
@@ -227,15 +284,16 @@ pub fn read_run(path: &Path) -> Result<RunOutcome, BenchError> {
     let last = lines
         .next_back()
         .ok_or_else(|| bad("run file without a result line"))?;
-    let h: HeaderLine =
+    let h: Typed<RunHeader> =
         serde_json::from_str(first).map_err(|e| bad(&format!("bad first line: {e}")))?;
-    let r: ResultLine =
+    let r: Typed<RunFigures> =
         serde_json::from_str(last).map_err(|e| bad(&format!("bad last line: {e}")))?;
-    if h.kind != "run" || r.kind != "result" {
+    if h.kind != HEADER_TYPE || r.kind != RESULT_TYPE {
         return Err(bad(
             "a run file starts with a \"run\" line and ends with a \"result\" line",
         ));
     }
+    let (h, r) = (h.record, r.record);
     Ok(RunOutcome {
         config: h.config,
         traffic: h.traffic,
@@ -250,7 +308,6 @@ pub fn read_run(path: &Path) -> Result<RunOutcome, BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn stamps() {
@@ -261,29 +318,82 @@ mod tests {
         assert_eq!(utc_stamp(4_102_444_799), "20991231-235959");
     }
 
+    /// A run file as pktlab wrote it before its records were typed (keys
+    /// in alphabetical order, no `io`), trimmed of nothing the reader needs.
+    pub(crate) fn todays_run_file(iteration: usize, started_at: u64, fwd: f64, off: f64) -> String {
+        let header = format!(
+            r#"{{"campaign":"bench","config":"forwarding","config_text":"","cpu_model":"Test CPU","cpus":2,"interrupts":"veth has no interrupts","iteration":{iteration},"kernel":"6.1.0","lab":"built-in lab pktlab","pktlab_version":"0.1.0","settings":{{"duration":3.0,"interval":1.0,"trim_head":1,"trim_tail":1}},"started_at":{started_at},"traffic":"inet4","traffic_profile":{{"dst":"198.18.1.1:2000","name":"inet4","rate_pps":null,"sizes":"64","src":"198.18.0.1","threads":1}},"type":"run","virtual_lab":true}}"#
+        );
+        let second = r#"{"cpus":[{"cpu":0,"idle":50.0,"irq":0.0,"softirq":25.0,"steal":0.0,"system":20.0,"user":5.0}],"ifaces":[{"iface":"g0","ns":"pktlab-gen","role":"gen","rx_bytes":0,"rx_dropped":0,"rx_errors":0,"rx_fifo_errors":0,"rx_missed_errors":0,"rx_packets":0,"tx_bytes":6400,"tx_dropped":0,"tx_errors":0,"tx_packets":100}],"interrupts":[],"seconds":1.0,"t":1,"type":"second"}"#;
+        let lost = (off - fwd) as u64 * 3;
+        let result = format!(
+            r#"{{"finished_at":{},"forwarded_pps":{fwd},"lab_counters":[],"lost":{lost},"loss_ratio":{},"offered_pps":{off},"requested_pps":null,"rx":{{}},"rx_samples":[{fwd}],"tx":{{}},"tx_samples":[{off}],"type":"result"}}"#,
+            started_at + 4,
+            1.0 - fwd / off
+        );
+        format!("{header}\n{second}\n{result}\n")
+    }
+
     #[test]
-    fn folder_round_trip() {
+    fn a_folder_in_todays_format_loads() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("r");
         let dir = ResultsDir::create(&path).unwrap();
-        let header = json!({"type": "run", "config": "a", "traffic": "inet4", "iteration": 2, "started_at": 17});
-        let second = json!({"type": "second", "t": 1});
-        let result = json!({"type": "result", "forwarded_pps": 1000.5, "offered_pps": 2000.0, "loss_ratio": 0.5});
-        dir.write_run("a", "inet4", 2, &[header, second, result])
-            .unwrap();
+        let runs = path.join(RUNS_DIR);
+        std::fs::write(
+            runs.join("forwarding.inet4.2.jsonl"),
+            todays_run_file(2, 17, 750.0, 1000.0),
+        )
+        .unwrap();
+        std::fs::write(
+            runs.join("forwarding.inet4.1.jsonl"),
+            todays_run_file(1, 5, 1000.5, 2000.0),
+        )
+        .unwrap();
         let runs = dir.runs().unwrap();
         assert_eq!(
             runs,
-            [RunOutcome {
-                config: "a".into(),
-                traffic: "inet4".into(),
-                iteration: 2,
-                started_at: 17,
-                forwarded_pps: 1000.5,
-                offered_pps: 2000.0,
-                loss_ratio: 0.5,
-            }]
+            [
+                RunOutcome {
+                    config: "forwarding".into(),
+                    traffic: "inet4".into(),
+                    iteration: 1,
+                    started_at: 5,
+                    forwarded_pps: 1000.5,
+                    offered_pps: 2000.0,
+                    loss_ratio: 1.0 - 1000.5 / 2000.0,
+                },
+                RunOutcome {
+                    config: "forwarding".into(),
+                    traffic: "inet4".into(),
+                    iteration: 2,
+                    started_at: 17,
+                    forwarded_pps: 750.0,
+                    offered_pps: 1000.0,
+                    loss_ratio: 0.25,
+                }
+            ]
         );
+        // Every line is a typed record: the header (AF_PACKET, the only
+        // backend before it was recorded) and the second too.
+        let text = std::fs::read_to_string(dir.run_file("forwarding", "inet4", 2)).unwrap();
+        let mut lines = text.lines();
+        let h: Typed<RunHeader> = serde_json::from_str(lines.next().unwrap()).unwrap();
+        assert_eq!(h.record.io, crate::endpoint::BenchIo::Afpacket);
+        assert_eq!(
+            h.record.settings.duration,
+            std::time::Duration::from_secs(3)
+        );
+        assert_eq!(h.record.traffic_profile.dst, "198.18.1.1:2000");
+        let s: Typed<super::super::records::Second> =
+            serde_json::from_str(lines.next().unwrap()).unwrap();
+        assert_eq!(s.kind, "second");
+        assert_eq!(s.record.ifaces[0].counters.tx_packets, 100);
+        assert_eq!(s.record.cpus[0].softirq, 25.0);
+        let r: Typed<RunFigures> = serde_json::from_str(lines.next().unwrap()).unwrap();
+        assert_eq!(r.record.lost, 750);
+        assert_eq!(r.record.finished_at, Some(21));
+
         // Not empty any more: a second create refuses it, resume needs the
         // campaign file.
         assert!(ResultsDir::create(&path).unwrap_err().is_usage());
@@ -297,7 +407,20 @@ mod tests {
         std::fs::write(path.join(RUNS_DIR).join(".tmpabc"), "half").unwrap();
         let dir = ResultsDir::open(&path).unwrap();
         assert!(!path.join(RUNS_DIR).join(".tmpabc").exists());
-        assert_eq!(dir.runs().unwrap().len(), 1);
+        assert_eq!(dir.runs().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn file_names() {
+        assert_eq!(pps_name("rps", "inet4-64"), "rps.inet4-64.pps");
+        assert_eq!(
+            parse_pps_name("rps.inet4-64.pps"),
+            Some(("rps", "inet4-64"))
+        );
+        assert_eq!(parse_pps_name("rps.pps"), None);
+        assert_eq!(parse_pps_name("rps.inet4.txt"), None);
+        assert_eq!(run_name("a", "inet6", 3), "a.inet6.3.jsonl");
+        assert_eq!(trial_name("a", "inet6", 3, 12), "a.inet6.3.12.jsonl");
     }
 
     #[test]

@@ -2,17 +2,18 @@
 //! revert when the next run needs another configuration; skip what a
 //! previous, interrupted invocation already finished.
 
-use serde_json::{json, Value};
-
 use pktlab_engine::StopSignal;
 use pktlab_lab::dut::DutConfig;
 
+use super::export::{Exporter, Finished};
 use super::order::RunKey;
+use super::records::{EnvConfig, EnvRecord, RunHeader, RunRecord, RunResult};
 use super::results::{self, ResultsDir};
 use super::summary::{self, CampaignSummary};
 use super::Campaign;
+use crate::method::{Method, TrialDone};
 use crate::target::Target;
-use crate::trial::{run_trial, TrialEvent, TrialResult};
+use crate::trial::{TrialEvent, TrialResult, Trials};
 use crate::BenchError;
 
 /// Progress of a campaign, for the display.
@@ -63,25 +64,34 @@ pub struct CampaignOutcome {
 
 /// `env.json`: the host, the lab's NIC drivers, the DUT (when remote),
 /// pktlab's version and every configuration's exact text.
-pub fn env_json(campaign: &Campaign, target: &Target) -> Value {
-    json!({
-        "pktlab_version": env!("CARGO_PKG_VERSION"),
-        "created_at": results::unix_now(),
-        "host": pktlab_lab::envinfo::host_facts(),
-        "lab": target.describe(),
-        "virtual_lab": target.is_virtual(),
-        "nics": target.nic_facts(),
-        "interrupts": target.interrupts_note(),
-        "dut_uname": target.dut_uname(),
-        "configs": campaign.configs.iter().map(|c| json!({"name": c.name, "text": c.text(), "config": c})).collect::<Vec<_>>(),
-    })
+pub fn env_record(campaign: &Campaign, target: &Target) -> EnvRecord {
+    EnvRecord {
+        pktlab_version: env!("CARGO_PKG_VERSION").into(),
+        created_at: results::unix_now(),
+        host: pktlab_lab::envinfo::host_facts(),
+        lab: target.describe(),
+        virtual_lab: target.is_virtual(),
+        nics: target.nic_facts(),
+        interrupts: target.interrupts_note(),
+        dut_uname: target.dut_uname(),
+        configs: campaign
+            .configs
+            .iter()
+            .map(|c| EnvConfig {
+                name: c.name.clone(),
+                text: c.text(),
+                config: c.clone(),
+            })
+            .collect(),
+    }
 }
 
-/// Rewrites the `.pps` files, `summary.json`, `ministat.txt` and
-/// `sweep.txt` from the finished runs in `dir`.
+/// Rewrites the `.pps` files and every exporter's file from the finished
+/// runs in `dir`.
 pub fn write_aggregates(
     campaign: &Campaign,
     dir: &ResultsDir,
+    exporters: &[&dyn Exporter],
 ) -> Result<CampaignSummary, BenchError> {
     let runs = dir.runs()?;
     let s = CampaignSummary::new(campaign, &runs);
@@ -89,17 +99,15 @@ pub fn write_aggregates(
         let path = dir.pps_file(&cell.config, &cell.traffic);
         crate::atomic::write_atomic(&path, summary::pps_text(&cell.values).as_bytes())?;
     }
-    let json = serde_json::to_string_pretty(&s).expect("serialisable") + "\n";
-    dir.write(results::SUMMARY_FILE, json.as_bytes())?;
-    dir.write(
-        results::MINISTAT_FILE,
-        summary::ministat_text(campaign, &s.cells).as_bytes(),
-    )?;
-    if !campaign.sweeps.is_empty() {
-        dir.write(
-            results::SWEEP_FILE,
-            summary::sweep_text(&s.sweeps).as_bytes(),
-        )?;
+    let finished = Finished {
+        campaign,
+        runs: &runs,
+        summary: &s,
+    };
+    for e in exporters {
+        if let Some(text) = e.render(&finished) {
+            dir.write(e.file_name(), text.as_bytes())?;
+        }
     }
     Ok(s)
 }
@@ -111,10 +119,13 @@ pub fn run_campaign(
     campaign: &Campaign,
     target: &Target,
     dir: &ResultsDir,
+    method: &dyn Method,
+    exporters: &[&dyn Exporter],
     stop: &StopSignal,
     mut on_event: impl FnMut(CampaignEvent<'_>),
 ) -> Result<CampaignOutcome, BenchError> {
     let plan = campaign.plan();
+    let trials = Trials::local(target, campaign.run.io, &campaign.run.trial, stop);
     let done = dir.runs()?;
     let is_done = |k: &RunKey| {
         let (c, t) = (
@@ -163,51 +174,60 @@ pub fn run_campaign(
                 traffic: &traffic.name,
             });
             let started_at = results::unix_now();
-            let trial = run_trial(target, traffic, &campaign.run.trial, stop, |e| {
+            let header = RunHeader {
+                campaign: campaign.name.clone(),
+                config: config.name.clone(),
+                traffic: traffic.name.clone(),
+                iteration: key.iteration,
+                started_at,
+                pktlab_version: env!("CARGO_PKG_VERSION").into(),
+                kernel: host.kernel.clone(),
+                cpu_model: host.cpu_model.clone(),
+                cpus: host.cpus,
+                lab: target.describe(),
+                virtual_lab: target.is_virtual(),
+                io: campaign.run.io,
+                traffic_profile: traffic.clone(),
+                settings: campaign.run.trial.clone(),
+                config_text: config.text(),
+                interrupts: target.interrupts_note(),
+            };
+            let record_of = |trial: TrialResult, seconds: Vec<_>| RunRecord {
+                header: header.clone(),
+                seconds,
+                result: RunResult {
+                    requested_pps: trial.intended_pps,
+                    trial,
+                    finished_at: results::unix_now(),
+                },
+            };
+            let mut record = |done: TrialDone<'_>| {
+                if method.keeps_trial_files() {
+                    let r = done.result.clone();
+                    let seconds = r.seconds.clone();
+                    dir.write_trial(done.index, &record_of(r, seconds))?;
+                }
+                Ok(())
+            };
+            let value = method.run(&trials, traffic, &mut record, &mut |e| {
                 on_event(CampaignEvent::Trial(e))
-            });
-            if stop.is_set() {
+            })?;
+            let Some(trial) = value else {
                 break; // Cut short: its figures are partial, so it is not kept.
-            }
-            let trial = trial?;
-            let mut lines = vec![json!({
-                "type": "run",
-                "campaign": campaign.name,
-                "config": config.name,
-                "traffic": traffic.name,
-                "iteration": key.iteration,
-                "started_at": started_at,
-                "pktlab_version": env!("CARGO_PKG_VERSION"),
-                "kernel": host.kernel,
-                "cpu_model": host.cpu_model,
-                "cpus": host.cpus,
-                "lab": target.describe(),
-                "virtual_lab": target.is_virtual(),
-                "traffic_profile": traffic,
-                "settings": campaign.run.trial,
-                "config_text": config.text(),
-                "interrupts": target.interrupts_note(),
-            })];
-            for s in &trial.seconds {
-                let mut v = serde_json::to_value(s).expect("serialisable");
-                v["type"] = json!("second");
-                lines.push(v);
-            }
-            let mut end = serde_json::to_value(&trial).expect("serialisable");
-            end["type"] = json!("result");
-            end["requested_pps"] = json!(traffic.rate_pps);
-            end["finished_at"] = json!(results::unix_now());
-            lines.push(end);
-            dir.write_run(&config.name, &traffic.name, key.iteration, &lines)?;
+            };
+            let seconds = trial.seconds.clone();
+            let record = record_of(trial, seconds);
+            dir.write_run(&record)?;
+            let trial = &record.result.trial;
             ran += 1;
-            write_aggregates(campaign, dir)?;
+            write_aggregates(campaign, dir, exporters)?;
             on_event(CampaignEvent::RunDone {
                 index: i + 1,
                 of: todo.len(),
                 key: *key,
                 config: &config.name,
                 traffic: &traffic.name,
-                result: &trial,
+                result: trial,
             });
         }
         Ok(())
@@ -227,7 +247,7 @@ pub fn run_campaign(
         }
         None => Ok(()),
     };
-    let summary = write_aggregates(campaign, dir);
+    let summary = write_aggregates(campaign, dir, exporters);
     match (result, reverted) {
         (Err(e), Ok(())) => return Err(e),
         (Err(e), Err(r)) => {

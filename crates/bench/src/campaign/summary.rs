@@ -1,18 +1,16 @@
-//! What a campaign's finished runs add up to: the `.pps` files, the
-//! ministat comparisons, the size sweep table and `summary.json`. Pure:
-//! the runner writes what these return.
+//! What a campaign's finished runs add up to, as data: the cells, the
+//! comparisons, the size sweep tables, the `.pps` files' text and
+//! `summary.json`'s contents. Pure: the runner writes the `.pps` files and
+//! the report layer's exporters turn the rest into text.
 
-use std::fmt;
-
-use pktlab_stats::ministat::{self, Dataset, RenderOptions, MAX_DATASETS};
 use pktlab_stats::{Comparison, Confidence, Summary};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::results::RunOutcome;
 use super::{Campaign, LabChoice};
 
 /// Every finished run of one configuration with one traffic profile.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Cell {
     pub config: String,
     pub traffic: String,
@@ -67,45 +65,11 @@ pub fn pps_text(values: &[f64]) -> String {
 
 /// The ministat data set name of a cell: its `.pps` file name.
 pub fn dataset_name(config: &str, traffic: &str) -> String {
-    format!("{config}.{traffic}.pps")
-}
-
-/// For each traffic profile, every configuration compared with the first,
-/// as ministat prints it (in blocks of at most seven data sets, the first
-/// configuration heading each).
-pub fn ministat_text(campaign: &Campaign, cells: &[Cell]) -> String {
-    let mut out = String::new();
-    for t in &campaign.traffics {
-        let sets: Vec<Dataset> = cells
-            .iter()
-            .filter(|c| c.traffic == t.name && !c.values.is_empty())
-            .map(|c| Dataset {
-                name: dataset_name(&c.config, &c.traffic),
-                values: c.values.clone(),
-            })
-            .collect();
-        if sets.is_empty() {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        out += &format!("Forwarded packets per second, traffic {}:\n", t.name);
-        let (first, rest) = sets.split_first().expect("not empty");
-        if rest.is_empty() {
-            out += &ministat::render(&sets, &RenderOptions::default());
-        }
-        for chunk in rest.chunks(MAX_DATASETS - 1) {
-            let mut block = vec![first.clone()];
-            block.extend_from_slice(chunk);
-            out += &ministat::render(&block, &RenderOptions::default());
-        }
-    }
-    out
+    super::results::pps_name(config, traffic)
 }
 
 /// One configuration compared with the first on one traffic profile.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ConfigComparison {
     pub traffic: String,
     pub baseline: String,
@@ -147,7 +111,7 @@ pub fn comparisons(campaign: &Campaign, cells: &[Cell]) -> Vec<ConfigComparison>
 }
 
 /// One row of a size sweep (the table of Ostinato's "throughput on a 40G NIC").
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepRow {
     pub size: u16,
     pub runs: usize,
@@ -162,7 +126,7 @@ pub struct SweepRow {
 }
 
 /// A size sweep of one configuration.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SweepTable {
     pub config: String,
     pub traffic: String,
@@ -220,50 +184,12 @@ pub fn sweep_tables(campaign: &Campaign, cells: &[Cell]) -> Vec<SweepTable> {
     out
 }
 
-impl fmt::Display for SweepTable {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "Size sweep of {} with configuration {} (medians of the runs; L1 adds 20 bytes of preamble and gap per frame):",
-            self.traffic, self.config
-        )?;
-        let line_rate = self.link_bps.is_some();
-        let mut header = format!(
-            "{:>6} | {:>12} | {:>14} | {:>15} | {:>17}",
-            "Size", "Offered Kpps", "Forwarded Kpps", "Offered L1 Mbps", "Forwarded L1 Mbps"
-        );
-        if line_rate {
-            header += &format!(" | {:>14}", "Line rate Kpps");
-        }
-        writeln!(f, "{header}")?;
-        for r in &self.rows {
-            let mut line = format!(
-                "{:>6} | {:>12.2} | {:>14.2} | {:>15.2} | {:>17.2}",
-                r.size, r.offered_kpps, r.forwarded_kpps, r.offered_l1_mbps, r.forwarded_l1_mbps
-            );
-            if let Some(l) = r.line_rate_kpps {
-                line += &format!(" | {l:>14.2}");
-            }
-            writeln!(f, "{}", line.trim_end())?;
-        }
-        Ok(())
-    }
-}
-
-/// Every sweep table as text.
-pub fn sweep_text(tables: &[SweepTable]) -> String {
-    tables
-        .iter()
-        .map(|t| t.to_string())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// `summary.json`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CampaignSummary {
+    /// Always `summary`.
     #[serde(rename = "type")]
-    pub kind: &'static str,
+    pub kind: String,
     pub name: String,
     pub lab: LabChoice,
     /// Generator, DUT and receiver share this host's CPUs.
@@ -288,7 +214,7 @@ impl CampaignSummary {
         let cells = cells(campaign, runs);
         let planned = campaign.plan().len();
         CampaignSummary {
-            kind: "summary",
+            kind: "summary".into(),
             name: campaign.name.clone(),
             lab: campaign.lab.clone(),
             virtual_lab: campaign.is_builtin(),
@@ -358,14 +284,15 @@ mod tests {
         let k = cmp[0].comparison.unwrap();
         assert_eq!(k.difference, 28.0);
         assert!(k.significant);
-        let text = ministat_text(&c, &cells);
-        assert!(text.starts_with("Forwarded packets per second, traffic inet4:\nx forwarding.inet4.pps\n+ rps.inet4.pps\n"), "{text}");
-        assert!(text.contains("Difference at 95.0% confidence"), "{text}");
         let s = CampaignSummary::new(&c, &runs);
         assert_eq!(
             (s.runs_planned, s.runs_finished, s.complete),
             (10, 4, false)
         );
+        // summary.json reads back as the same summary.
+        let text = serde_json::to_string_pretty(&s).unwrap();
+        let back: CampaignSummary = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, s);
     }
 
     #[test]
@@ -387,14 +314,8 @@ mod tests {
         assert!((r[1].forwarded_l1_mbps - 7862.256).abs() < 1e-9);
         // 10 Gb/s line rate: 14880.95 Kpps at 64 bytes, 812.74 at 1518.
         assert!((r[0].line_rate_kpps.unwrap() - 14_880.952).abs() < 0.001);
-        let text = t[0].to_string();
-        assert_eq!(
-            text.lines().nth(2).unwrap(),
-            "    64 |       755.00 |         630.00 |          507.36 |            423.36 |       14880.95"
-        );
-        assert_eq!(
-            text.lines().nth(3).unwrap(),
-            "  1518 |       725.00 |         639.00 |         8920.40 |           7862.26 |         812.74"
-        );
+        assert!((r[0].forwarded_l1_mbps - 423.36).abs() < 1e-9);
+        assert_eq!((r[0].offered_kpps, r[1].forwarded_kpps), (755.0, 639.0));
+        assert!((r[1].line_rate_kpps.unwrap() - 812.744).abs() < 0.001);
     }
 }

@@ -9,6 +9,7 @@ use pktlab_bench::campaign::file::{CampaignFile, ConfigSection, TrafficSection};
 use pktlab_bench::campaign::results::{self, ResultsDir};
 use pktlab_bench::campaign::runner::{self, CampaignEvent};
 use pktlab_bench::campaign::{Campaign, LabChoice, RFC2544_SIZES};
+use pktlab_bench::method::FixedRate;
 use pktlab_bench::target::Target;
 use pktlab_bench::trial::TrialEvent;
 use pktlab_engine::StopSignal;
@@ -101,6 +102,11 @@ pub struct Args {
         conflicts_with = "campaign"
     )]
     pub threads: Option<usize>,
+    /// I/O backend of the generator and the receiver: afpacket, afxdp,
+    /// xdp (the XDP generator; the receiver as with auto) or auto
+    /// [default: afpacket]
+    #[arg(long = "io", value_name = "IO")]
+    pub io: Option<String>,
     /// The built-in lab's namespace prefix [default: pktlab]
     #[arg(long = "prefix", value_name = "P")]
     pub prefix: Option<String>,
@@ -179,12 +185,8 @@ fn prepare(
     if let Some(text) = saved_text {
         dir.write(results::CAMPAIGN_FILE, text.as_bytes())?;
     }
-    if !dir.path.join(results::ENV_FILE).exists() {
-        let env = runner::env_json(campaign, &target);
-        dir.write(
-            results::ENV_FILE,
-            (serde_json::to_string_pretty(&env)? + "\n").as_bytes(),
-        )?;
+    if !dir.has_env() {
+        dir.write_env(&runner::env_record(campaign, &target))?;
     }
     Ok(target)
 }
@@ -211,67 +213,71 @@ fn execute(
     let mut progress: Option<common::Progress> = None;
     let mut started = Instant::now();
     let mut labels: String = String::new();
-    let outcome = runner::run_campaign(campaign, target, dir, &stop, |e| match e {
-        CampaignEvent::Resuming { finished, planned } => {
-            if text && !o.quiet {
-                println!("Resuming: {finished} of {planned} runs are already finished and will not run again.");
+    let exporters = pktlab_report::export::campaign_exporters();
+    let outcome = runner::run_campaign(campaign, target, dir, &FixedRate, &exporters, &stop, |e| {
+        match e {
+            CampaignEvent::Resuming { finished, planned } => {
+                if text && !o.quiet {
+                    println!("Resuming: {finished} of {planned} runs are already finished and will not run again.");
+                }
             }
-        }
-        CampaignEvent::Applying { config } => {
-            if text && !o.quiet && !terminal {
-                println!("applying configuration {config}");
+            CampaignEvent::Applying { config } => {
+                if text && !o.quiet && !terminal {
+                    println!("applying configuration {config}");
+                }
             }
-        }
-        CampaignEvent::Reverting { config } => {
-            if text && !o.quiet && !terminal {
-                println!("reverting configuration {config}");
+            CampaignEvent::Reverting { config } => {
+                if text && !o.quiet && !terminal {
+                    println!("reverting configuration {config}");
+                }
             }
-        }
-        CampaignEvent::RunStarting {
-            index,
-            of,
-            key,
-            config,
-            traffic,
-        } => {
-            if index == 1 {
-                started = Instant::now();
+            CampaignEvent::RunStarting {
+                index,
+                of,
+                key,
+                config,
+                traffic,
+            } => {
+                if index == 1 {
+                    started = Instant::now();
+                }
+                let p = progress.get_or_insert_with(|| {
+                    common::Progress::new(text && !o.quiet, of as u64 * secs)
+                });
+                labels = out::run_label(index, of, config, traffic, key.iteration);
+                p.message(labels.clone());
+                if text && !o.quiet && !terminal {
+                    let per_run = if index > 1 {
+                        started.elapsed() / (index as u32 - 1)
+                    } else {
+                        Duration::from_secs(secs + 1)
+                    };
+                    let left = per_run * (of - index + 1) as u32;
+                    println!("{labels} ... (about {} left)", human(left));
+                }
             }
-            let p = progress
-                .get_or_insert_with(|| common::Progress::new(text && !o.quiet, of as u64 * secs));
-            labels = out::run_label(index, of, config, traffic, key.iteration);
-            p.message(labels.clone());
-            if text && !o.quiet && !terminal {
-                let per_run = if index > 1 {
-                    started.elapsed() / (index as u32 - 1)
-                } else {
-                    Duration::from_secs(secs + 1)
-                };
-                let left = per_run * (of - index + 1) as u32;
-                println!("{labels} ... (about {} left)", human(left));
+            CampaignEvent::Trial(TrialEvent::Forwarded(pps)) => {
+                if let Some(p) = progress.as_mut() {
+                    p.tick(pps);
+                }
             }
-        }
-        CampaignEvent::Trial(TrialEvent::Forwarded(pps)) => {
-            if let Some(p) = progress.as_mut() {
-                p.tick(pps);
-            }
-        }
-        CampaignEvent::Trial(_) => {}
-        CampaignEvent::RunDone {
-            key,
-            config,
-            traffic,
-            result,
-            ..
-        } => {
-            if o.json {
-                common::print_json(&out::run_json(config, traffic, key.iteration, result));
-            } else if !o.quiet {
-                let requested = campaign.traffics[key.traffic].rate_pps;
-                let line = out::run_line(&labels, result, requested);
-                match progress.as_ref() {
-                    Some(p) => p.println(line),
-                    None => println!("{line}"),
+            CampaignEvent::Trial(_) => {}
+            CampaignEvent::RunDone {
+                key,
+                config,
+                traffic,
+                result,
+                ..
+            } => {
+                if o.json {
+                    common::print_json(&out::run_json(config, traffic, key.iteration, result));
+                } else if !o.quiet {
+                    let requested = campaign.traffics[key.traffic].rate_pps;
+                    let line = out::run_line(&labels, result, requested);
+                    match progress.as_ref() {
+                        Some(p) => p.println(line),
+                        None => println!("{line}"),
+                    }
                 }
             }
         }
@@ -336,6 +342,7 @@ fn campaign_file(args: &Args) -> anyhow::Result<(CampaignFile, Option<String>)> 
             ("--link-speed", args.link_speed.is_some()),
             ("--threads", args.threads.is_some()),
             ("--prefix", args.prefix.is_some()),
+            ("--io", args.io.is_some()),
         ];
         if let Some((flag, _)) = shaping.iter().find(|(_, set)| *set) {
             return Err(usage(format!(
@@ -385,6 +392,7 @@ fn campaign_file(args: &Args) -> anyhow::Result<(CampaignFile, Option<String>)> 
     set("--order", &args.order, &mut file.run.order);
     set("--link-speed", &args.link_speed, &mut file.lab.link_speed);
     set("--prefix", &args.prefix, &mut file.lab.prefix);
+    set("--io", &args.io, &mut file.run.io);
     if let Some(n) = args.iterations {
         file.run.iterations = Some(n);
         overridden.push(format!("-N {n}"));

@@ -1,0 +1,361 @@
+//! The records of a results folder, as types: what [`super::results`]
+//! writes and what it reads back are the same structs.
+//!
+//! A run file (`runs/<config>.<traffic>.<n>.jsonl`) is one JSON object per
+//! line, each with a `type`: a [`RunHeader`] (`run`), one [`Second`] per
+//! second (`second`), then a [`RunResult`] (`result`). `env.json` is an
+//! [`EnvRecord`]; `summary.json` is a
+//! [`super::summary::CampaignSummary`]. Keys are those of the files written
+//! before these types existed, so that old folders still load.
+
+use pktlab_lab::dut::DutConfig;
+use pktlab_lab::envinfo::{HostFacts, NicFacts};
+use serde::{Deserialize, Serialize};
+
+use crate::endpoint::BenchIo;
+pub use crate::monitor::Second;
+use crate::traffic::Traffic;
+use crate::trial::{TrialResult, TrialSettings};
+
+/// The `type` of each line of a run file.
+pub const HEADER_TYPE: &str = "run";
+pub const SECOND_TYPE: &str = "second";
+pub const RESULT_TYPE: &str = "result";
+
+/// The first line of a run file: which run, on what, how.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunHeader {
+    pub campaign: String,
+    pub config: String,
+    pub traffic: String,
+    pub iteration: usize,
+    /// Seconds since the Unix epoch.
+    pub started_at: u64,
+    pub pktlab_version: String,
+    pub kernel: String,
+    pub cpu_model: Option<String>,
+    pub cpus: usize,
+    /// The lab, as people read it (`built-in lab pktlab`).
+    pub lab: String,
+    pub virtual_lab: bool,
+    /// The I/O backend the generator and the receiver were asked for
+    /// (`afpacket`, `afxdp`, `xdp`, `auto`). Folders written before it was
+    /// recorded only ever used AF_PACKET.
+    #[serde(default)]
+    pub io: BenchIo,
+    pub traffic_profile: Traffic,
+    pub settings: TrialSettings,
+    /// The configuration's apply/revert lines, as text.
+    pub config_text: String,
+    /// Why the NICs' interrupts are not recorded, when they are not.
+    pub interrupts: Option<String>,
+}
+
+/// The last line of a run file: the trial's figures and what was asked.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunResult {
+    #[serde(flatten)]
+    pub trial: TrialResult,
+    /// The rate the traffic profile asked for (None: full speed).
+    pub requested_pps: Option<f64>,
+    /// Seconds since the Unix epoch.
+    pub finished_at: u64,
+}
+
+/// The figures of a result line that summaries and resume need: read from
+/// the same line [`RunResult`] writes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunFigures {
+    pub forwarded_pps: f64,
+    pub offered_pps: f64,
+    pub lost: u64,
+    pub loss_ratio: f64,
+    #[serde(default)]
+    pub requested_pps: Option<f64>,
+    #[serde(default)]
+    pub finished_at: Option<u64>,
+}
+
+/// A whole finished run, as its file holds it.
+#[derive(Clone, Debug)]
+pub struct RunRecord {
+    pub header: RunHeader,
+    pub seconds: Vec<Second>,
+    pub result: RunResult,
+}
+
+/// A record with its line `type` first (`{"type":"run",...}`).
+#[derive(Serialize, Deserialize)]
+pub struct Typed<T> {
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(flatten)]
+    pub record: T,
+}
+
+impl RunRecord {
+    /// The run file's text: one JSON line per record.
+    pub fn to_jsonl(&self) -> String {
+        fn line<T: Serialize>(kind: &str, record: T) -> String {
+            let typed = Typed {
+                kind: kind.into(),
+                record,
+            };
+            serde_json::to_string(&typed).expect("records serialise") + "\n"
+        }
+        let mut text = line(HEADER_TYPE, &self.header);
+        for s in &self.seconds {
+            text += &line(SECOND_TYPE, s);
+        }
+        text + &line(RESULT_TYPE, &self.result)
+    }
+}
+
+/// One DUT configuration in `env.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EnvConfig {
+    pub config: DutConfig,
+    pub name: String,
+    pub text: String,
+}
+
+/// `env.json`: the host, the lab's NIC drivers, the DUT (when remote),
+/// pktlab's version and every configuration's exact text. Fields in
+/// alphabetical order: the order of the file as first written.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EnvRecord {
+    pub configs: Vec<EnvConfig>,
+    pub created_at: u64,
+    pub dut_uname: Option<String>,
+    pub host: HostFacts,
+    pub interrupts: Option<String>,
+    pub lab: String,
+    pub nics: Vec<NicFacts>,
+    pub pktlab_version: String,
+    pub virtual_lab: bool,
+}
+
+/// The part of `summary.json` ([`super::summary::CampaignSummary`]) that
+/// `pktlab compare` needs: the configurations and traffic profiles in
+/// campaign order. Read on its own so that a summary of another pktlab
+/// version, with fields added or changed, still gives its order.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SummaryOrder {
+    #[serde(default)]
+    pub configs: Vec<String>,
+    #[serde(default)]
+    pub traffics: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use pktlab_engine::rx::RxSummary;
+    use pktlab_engine::tx::TxSummary;
+    use pktlab_io::iface::IfCounters;
+    use pktlab_lab::cpuload::CpuLoad;
+    use pktlab_lab::interrupts::IrqDelta;
+
+    use super::*;
+    use crate::monitor::IfaceCounters;
+
+    fn header() -> RunHeader {
+        RunHeader {
+            campaign: "c".into(),
+            config: "rps".into(),
+            traffic: "inet6".into(),
+            iteration: 4,
+            started_at: 1_700_000_000,
+            pktlab_version: "0.1.0".into(),
+            kernel: "6.12.0".into(),
+            cpu_model: None,
+            cpus: 8,
+            lab: "built-in lab x".into(),
+            virtual_lab: true,
+            io: BenchIo::Afxdp,
+            traffic_profile: Traffic::inet6(),
+            settings: TrialSettings {
+                duration: Duration::from_millis(2500),
+                trim_head: 2,
+                trim_tail: 0,
+                interval: Duration::from_secs(1),
+            },
+            config_text: "apply: true\n".into(),
+            interrupts: Some("veth".into()),
+        }
+    }
+
+    fn second(t: usize) -> Second {
+        Second {
+            t,
+            seconds: 1.001,
+            ifaces: vec![IfaceCounters {
+                role: "rcv".into(),
+                ns: Some("x-rcv".into()),
+                iface: "r0".into(),
+                counters: IfCounters {
+                    rx_packets: 1000 + t as u64,
+                    rx_dropped: 3,
+                    ..IfCounters::default()
+                },
+            }],
+            cpus: vec![CpuLoad {
+                cpu: 1,
+                user: 1.5,
+                system: 2.5,
+                irq: 0.0,
+                softirq: 40.0,
+                steal: 0.0,
+                idle: 56.0,
+            }],
+            interrupts: vec![IrqDelta {
+                iface: "eth0".into(),
+                irq: "34".into(),
+                name: "eth0-rx-0".into(),
+                total: 7,
+                per_cpu: vec![3, 4],
+            }],
+        }
+    }
+
+    fn trial() -> TrialResult {
+        TrialResult {
+            intended_pps: Some(1000.0),
+            forwarded_pps: 990.5,
+            offered_pps: 1000.0,
+            lost: 19,
+            loss_ratio: 0.0095,
+            rx_samples: vec![990.5, 990.5],
+            tx_samples: vec![1000.0, 1000.0],
+            tx: TxSummary {
+                backend: "afxdp (copy)".into(),
+                packets: 2000,
+                bytes: 128_000,
+                seconds: 2.0,
+                pps: 1000.0,
+                l2_bps: 512_000.0,
+                l1_bps: 672_000.0,
+                tx_errors: 0,
+                interrupted: false,
+                threads: vec![],
+                iface: None,
+            },
+            rx: RxSummary {
+                backend: "afxdp (copy)".into(),
+                packets: 1981,
+                bytes: 126_784,
+                seconds: 2.0,
+                pps: 990.5,
+                l2_bps: 0.0,
+                l1_bps: 0.0,
+                flows: 2000,
+                streams: 2000,
+                lost: 19,
+                out_of_order: 0,
+                duplicates: 0,
+                foreign: 0,
+                ring_drops: 0,
+                latency_ns: None,
+                interrupted: false,
+                threads: vec![],
+                iface: None,
+            },
+            lab_counters: vec![],
+            seconds: vec![second(1), second(2)],
+        }
+    }
+
+    #[test]
+    fn a_run_file_reads_back_as_its_records() {
+        let t = trial();
+        let run = RunRecord {
+            header: header(),
+            seconds: t.seconds.clone(),
+            result: RunResult {
+                requested_pps: t.intended_pps,
+                trial: t,
+                finished_at: 1_700_000_004,
+            },
+        };
+        let text = run.to_jsonl();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4);
+        assert!(lines[0].starts_with(r#"{"type":"run","campaign":"c","#));
+        assert!(lines[1].starts_with(r#"{"type":"second","t":1,"#));
+        assert!(lines[3].starts_with(r#"{"type":"result","forwarded_pps":990.5,"#));
+
+        let h: Typed<RunHeader> = serde_json::from_str(lines[0]).unwrap();
+        assert_eq!((h.kind.as_str(), &h.record), (HEADER_TYPE, &run.header));
+        for (i, line) in lines[1..3].iter().enumerate() {
+            let s: Typed<Second> = serde_json::from_str(line).unwrap();
+            assert_eq!(s.kind, SECOND_TYPE);
+            assert_eq!(s.record, second(i + 1));
+        }
+        let r: Typed<RunFigures> = serde_json::from_str(lines[3]).unwrap();
+        assert_eq!(r.kind, RESULT_TYPE);
+        assert_eq!(
+            r.record,
+            RunFigures {
+                forwarded_pps: 990.5,
+                offered_pps: 1000.0,
+                lost: 19,
+                loss_ratio: 0.0095,
+                requested_pps: Some(1000.0),
+                finished_at: Some(1_700_000_004),
+            }
+        );
+        // The seconds are their own lines, not a field of the result.
+        let v: serde_json::Value = serde_json::from_str(lines[3]).unwrap();
+        assert!(v.get("seconds").is_none() && v.get("intended_pps").is_none());
+        assert_eq!(v["tx"]["packets"], 2000);
+    }
+
+    #[test]
+    fn env_json_round_trips_in_its_first_order() {
+        let env = EnvRecord {
+            configs: vec![EnvConfig {
+                config: pktlab_lab::dut::DutConfig {
+                    name: "pf".into(),
+                    apply: vec!["a".into()],
+                    revert: vec!["b".into()],
+                    reboot: None,
+                    wait: Some("true".into()),
+                    wait_timeout: Duration::from_secs(600),
+                    builtin: false,
+                },
+                name: "pf".into(),
+                text: "apply: a\nrevert: b\n".into(),
+            }],
+            created_at: 17,
+            dut_uname: None,
+            host: HostFacts {
+                hostname: "h".into(),
+                kernel: "6.1".into(),
+                kernel_build: "#1 SMP".into(),
+                os: None,
+                cpu_model: Some("cpu".into()),
+                cpus: 2,
+            },
+            interrupts: None,
+            lab: "lab".into(),
+            nics: vec![NicFacts {
+                iface: "g0".into(),
+                driver: Some("veth".into()),
+                ..NicFacts::default()
+            }],
+            pktlab_version: "0.1.0".into(),
+            virtual_lab: false,
+        };
+        let text = serde_json::to_string(&env).unwrap();
+        // Keys in alphabetical order, as `json!` wrote them.
+        assert!(
+            text.starts_with(r#"{"configs":[{"config":{"name":"pf","#),
+            "{text}"
+        );
+        assert!(text.contains(r#""wait_timeout":600,"#), "{text}");
+        assert!(text.ends_with(r#""pktlab_version":"0.1.0","virtual_lab":false}"#));
+        let back: EnvRecord = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, env);
+    }
+}

@@ -1,0 +1,53 @@
+//! `ministat.txt`: for each traffic profile, every configuration compared
+//! with the first, as ministat prints it.
+
+use pktlab_bench::campaign::export::{Exporter, Finished};
+use pktlab_bench::campaign::results::MINISTAT_FILE;
+use pktlab_bench::campaign::summary::{dataset_name, Cell};
+use pktlab_bench::campaign::Campaign;
+use pktlab_stats::ministat::{self, Dataset, RenderOptions, MAX_DATASETS};
+
+pub struct Ministat;
+
+impl Exporter for Ministat {
+    fn file_name(&self) -> &'static str {
+        MINISTAT_FILE
+    }
+
+    fn render(&self, f: &Finished<'_>) -> Option<String> {
+        Some(text(f.campaign, &f.summary.cells))
+    }
+}
+
+/// ministat's comparisons, in blocks of at most seven data sets (its
+/// limit), the first configuration heading each.
+pub fn text(campaign: &Campaign, cells: &[Cell]) -> String {
+    let mut out = String::new();
+    for t in &campaign.traffics {
+        let sets: Vec<Dataset> = cells
+            .iter()
+            .filter(|c| c.traffic == t.name && !c.values.is_empty())
+            .map(|c| Dataset {
+                name: dataset_name(&c.config, &c.traffic),
+                values: c.values.clone(),
+            })
+            .collect();
+        if sets.is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out += &format!("Forwarded packets per second, traffic {}:\n", t.name);
+        let (first, rest) = sets.split_first().expect("not empty");
+        if rest.is_empty() {
+            out += &ministat::render(&sets, &RenderOptions::default());
+        }
+        for chunk in rest.chunks(MAX_DATASETS - 1) {
+            let mut block = vec![first.clone()];
+            block.extend_from_slice(chunk);
+            out += &ministat::render(&block, &RenderOptions::default());
+        }
+    }
+    out
+}

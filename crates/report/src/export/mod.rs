@@ -1,0 +1,21 @@
+//! The files of a campaign's results folder that people and other programs
+//! read, made from the bench layer's data: one module per format, each an
+//! [`Exporter`] (the bench layer's hook, which the campaign runner calls
+//! after every finished run and at the end).
+//!
+//! - [`json`]: `summary.json`, the whole summary;
+//! - [`ministat`]: `ministat.txt`, the configurations compared per traffic;
+//! - [`sweep`]: `sweep.txt`, the size sweep tables;
+//! - [`csv`]: `runs.csv`, one row per finished run.
+
+pub mod csv;
+pub mod json;
+pub mod ministat;
+pub mod sweep;
+
+use pktlab_bench::campaign::export::Exporter;
+
+/// Every exporter of a campaign, in the order their files are written.
+pub fn campaign_exporters() -> [&'static dyn Exporter; 4] {
+    [&json::Json, &ministat::Ministat, &sweep::Sweep, &csv::Csv]
+}
