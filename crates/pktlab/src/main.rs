@@ -28,6 +28,8 @@ enum Command {
     Bench(cmd::bench::Args),
     /// Compare results folders with ministat
     Compare(cmd::compare::Args),
+    /// Write the HTML report (and tidy CSVs) of results folders
+    Report(cmd::report::Args),
     /// Per-second interface counters with drops (like netstat -iw 1)
     Ifstat(cmd::ifstat::Args),
     /// Compare data sets like FreeBSD's ministat(1)
@@ -52,6 +54,7 @@ fn main() {
         Command::Lab(a) => cmd::lab::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Compare(a) => cmd::compare::run(a),
+        Command::Report(a) => cmd::report::run(a),
         Command::Ifstat(a) => cmd::ifstat::run(a),
         Command::Ministat(a) => cmd::ministat::run(a),
         Command::PktgenLog(a) => cmd::pktgen_log::run(a),

@@ -8,6 +8,7 @@
 pub mod bench;
 pub mod export;
 pub mod gen;
+pub mod html;
 pub mod ifstat;
 pub mod recv;
 pub mod units;

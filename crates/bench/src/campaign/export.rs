@@ -11,6 +11,8 @@ use super::Campaign;
 #[derive(Clone, Copy, Debug)]
 pub struct Finished<'a> {
     pub campaign: &'a Campaign,
+    /// The results folder, for exporters that read the run files in full.
+    pub dir: &'a std::path::Path,
     /// Sorted by configuration, traffic and iteration.
     pub runs: &'a [RunOutcome],
     pub summary: &'a CampaignSummary,

@@ -101,6 +101,7 @@ pub fn write_aggregates(
     }
     let finished = Finished {
         campaign,
+        dir: &dir.path,
         runs: &runs,
         summary: &s,
     };

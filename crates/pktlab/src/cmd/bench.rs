@@ -110,6 +110,9 @@ pub struct Args {
     /// The built-in lab's namespace prefix [default: pktlab]
     #[arg(long = "prefix", value_name = "P")]
     pub prefix: Option<String>,
+    /// Do not write report.html (the HTML report) into the results folder
+    #[arg(long = "no-report")]
+    pub no_report: bool,
     #[command(flatten)]
     pub output: Output,
 }
@@ -213,7 +216,7 @@ fn execute(
     let mut progress: Option<common::Progress> = None;
     let mut started = Instant::now();
     let mut labels: String = String::new();
-    let exporters = pktlab_report::export::campaign_exporters();
+    let exporters = pktlab_report::export::exporters_with_report(!args.no_report);
     let outcome = runner::run_campaign(campaign, target, dir, &FixedRate, &exporters, &stop, |e| {
         match e {
             CampaignEvent::Resuming { finished, planned } => {

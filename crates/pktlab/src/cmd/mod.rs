@@ -10,3 +10,4 @@ pub mod lab;
 pub mod ministat;
 pub mod pktgen_log;
 pub mod recv;
+pub mod report;

@@ -22,11 +22,17 @@ impl Exporter for Ministat {
 /// ministat's comparisons, in blocks of at most seven data sets (its
 /// limit), the first configuration heading each.
 pub fn text(campaign: &Campaign, cells: &[Cell]) -> String {
+    let names: Vec<String> = campaign.traffics.iter().map(|t| t.name.clone()).collect();
+    text_for(&names, cells)
+}
+
+/// [`text`] for the traffic profiles named `traffics`.
+pub fn text_for(traffics: &[String], cells: &[Cell]) -> String {
     let mut out = String::new();
-    for t in &campaign.traffics {
+    for t in traffics {
         let sets: Vec<Dataset> = cells
             .iter()
-            .filter(|c| c.traffic == t.name && !c.values.is_empty())
+            .filter(|c| &c.traffic == t && !c.values.is_empty())
             .map(|c| Dataset {
                 name: dataset_name(&c.config, &c.traffic),
                 values: c.values.clone(),
@@ -38,7 +44,7 @@ pub fn text(campaign: &Campaign, cells: &[Cell]) -> String {
         if !out.is_empty() {
             out.push('\n');
         }
-        out += &format!("Forwarded packets per second, traffic {}:\n", t.name);
+        out += &format!("Forwarded packets per second, traffic {t}:\n");
         let (first, rest) = sets.split_first().expect("not empty");
         if rest.is_empty() {
             out += &ministat::render(&sets, &RenderOptions::default());

@@ -1,0 +1,58 @@
+//! `pktlab report`: the HTML report of results folders, and their tidy CSVs.
+
+use std::path::PathBuf;
+
+use pktlab_report::html::{self, Folder, REPORT_FILE};
+
+use crate::error::usage;
+
+/// Write one self-contained HTML page (charts, tables, ministat) of a
+/// results folder, DIR/report.html by default; several folders make one
+/// page comparing them, the first being the baseline. --csv writes tidy
+/// CSV files (runs, per-second samples, RFC 2544 trials and latency) into
+/// DIR/csv/.
+#[derive(clap::Args, Debug)]
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// Results folders of `pktlab bench` or `pktlab rfc2544`
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Where to write the page [default: DIR/report.html; with several
+    /// folders, report.html in the current folder]
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write tidy CSV files into each folder's csv/ subfolder
+    #[arg(long = "csv")]
+    pub csv: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let mut folders = Vec::new();
+    for d in &args.dirs {
+        folders.push(Folder::load(d).map_err(|e| usage(e.to_string()))?);
+    }
+    let target = match (&args.output, folders.as_slice()) {
+        (Some(o), _) => o.clone(),
+        (None, [one]) => one.path.join(REPORT_FILE),
+        (None, _) => PathBuf::from(REPORT_FILE),
+    };
+    let page = html::render(&folders);
+    pktlab_bench::atomic::write_atomic(&target, page.as_bytes())?;
+    println!("Report: {}", target.display());
+    for f in folders.iter().filter(|_| args.csv) {
+        let dir = f.path.join("csv");
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+        for (name, text) in pktlab_report::export::tidy::files(f) {
+            let path = dir.join(name);
+            pktlab_bench::atomic::write_atomic(&path, text.as_bytes())?;
+            println!("CSV: {}", path.display());
+        }
+    }
+    for f in &folders {
+        for m in &f.missing {
+            eprintln!("note: {}: {m}", f.path.display());
+        }
+    }
+    Ok(())
+}

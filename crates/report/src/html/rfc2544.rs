@@ -1,0 +1,152 @@
+//! The files `pktlab rfc2544` leaves in a results folder, as the report
+//! reads them: `rfc2544.json` (the stable keys of its results) and
+//! `trials.jsonl` (one line per trial). Every list may be absent.
+
+use serde::Deserialize;
+
+pub const RFC2544_FILE: &str = "rfc2544.json";
+pub const TRIALS_FILE: &str = "trials.jsonl";
+
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct Rfc2544 {
+    #[serde(default)]
+    pub throughput: Vec<Throughput>,
+    #[serde(default)]
+    pub latency: Vec<Latency>,
+    #[serde(default)]
+    pub frame_loss: Vec<FrameLoss>,
+    #[serde(default)]
+    pub back_to_back: Vec<BackToBack>,
+}
+
+/// One search's answer for every goal.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Throughput {
+    pub config: String,
+    pub traffic: String,
+    pub size: u16,
+    pub goals: Vec<Goal>,
+    #[serde(default)]
+    pub generator_limited: bool,
+    #[serde(default)]
+    pub trials: usize,
+}
+
+/// A loss goal (NDR: 0, PDR: 0.005) and its bounds.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Goal {
+    pub loss_ratio: f64,
+    #[serde(default)]
+    pub exceed_ratio: f64,
+    pub lower_pps: Option<f64>,
+    pub upper_pps: Option<f64>,
+    pub conditional_throughput_pps: Option<f64>,
+}
+
+impl Goal {
+    /// `NDR` for zero loss, `PDR 0.5 %` otherwise.
+    pub fn name(&self) -> String {
+        if self.loss_ratio == 0.0 {
+            "NDR".into()
+        } else {
+            format!("PDR {} %", self.loss_ratio * 100.0)
+        }
+    }
+}
+
+/// Latency at one load.
+#[derive(Clone, Debug, Deserialize)]
+pub struct Latency {
+    pub config: String,
+    pub traffic: String,
+    pub size: u16,
+    pub load_pps: f64,
+    pub min_ns: f64,
+    pub p50_ns: f64,
+    pub p90_ns: f64,
+    pub p99_ns: f64,
+    pub p999_ns: f64,
+    pub max_ns: f64,
+}
+
+impl Latency {
+    /// (percentile, ns) points of the HDR curve; max is drawn at 99.99.
+    pub fn points(&self) -> [(f64, f64); 5] {
+        [
+            (50.0, self.p50_ns),
+            (90.0, self.p90_ns),
+            (99.0, self.p99_ns),
+            (99.9, self.p999_ns),
+            (99.99, self.max_ns),
+        ]
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct FrameLoss {
+    pub config: String,
+    pub traffic: String,
+    pub size: u16,
+    pub points: Vec<LossPoint>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize)]
+pub struct LossPoint {
+    pub offered_pps: f64,
+    pub loss_ratio: f64,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct BackToBack {
+    pub config: String,
+    pub traffic: String,
+    pub size: u16,
+    pub frames: f64,
+    pub burst_pps: f64,
+    #[serde(default)]
+    pub trials: usize,
+    pub implied_buffer_time_s: Option<f64>,
+    pub corrected_buffer_time_s: Option<f64>,
+}
+
+/// One line of `trials.jsonl`.
+#[derive(Clone, Debug, Deserialize)]
+pub struct TrialLine {
+    pub config: String,
+    pub traffic: String,
+    pub size: u16,
+    pub test: String,
+    pub intended_pps: f64,
+    pub offered_pps: f64,
+    pub duration_s: f64,
+    pub tx: u64,
+    pub rx: u64,
+    pub lost: u64,
+    #[serde(default)]
+    pub late: u64,
+    pub loss_ratio: f64,
+    #[serde(default)]
+    pub generator_limited: bool,
+    /// Per goal: `upper`, `lower` or `undecided` (a list in goal order, or
+    /// a map from goal to class); kept as written.
+    #[serde(default)]
+    pub classification: serde_json::Value,
+    pub started_at: f64,
+}
+
+impl TrialLine {
+    /// The class the first goal (NDR) gave this trial's load.
+    pub fn first_class(&self) -> String {
+        let v = &self.classification;
+        let s = match v {
+            serde_json::Value::String(s) => Some(s.as_str()),
+            serde_json::Value::Array(a) => a.first().and_then(|x| {
+                x.as_str()
+                    .or_else(|| x.get("class").and_then(|c| c.as_str()))
+            }),
+            serde_json::Value::Object(m) => m.values().next().and_then(|x| x.as_str()),
+            _ => None,
+        };
+        s.unwrap_or("unclassified").to_string()
+    }
+}
