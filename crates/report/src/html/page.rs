@@ -160,3 +160,49 @@ pub fn comparison_page(folders: &[Folder]) -> String {
     }
     out + &foot()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+
+    use super::*;
+
+    /// base64(SHA-256(text)) by `openssl dgst` and `base64`, independently
+    /// of our code.
+    fn sha256_base64(text: &str) -> String {
+        let mut child = Command::new("sh")
+            .args(["-c", "openssl dgst -sha256 -binary | base64 -w0"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("sh with openssl and base64 (Debian's openssl and coreutils)");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "openssl dgst failed");
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    #[test]
+    fn the_csp_names_the_style_and_script_by_their_hashes() {
+        assert_eq!(
+            sha256_base64(CSS),
+            CSS_SHA256,
+            "CSS changed: update CSS_SHA256"
+        );
+        assert_eq!(
+            sha256_base64(SCRIPT),
+            SCRIPT_SHA256,
+            "SCRIPT changed: update SCRIPT_SHA256"
+        );
+        let page = head("t") + &foot();
+        assert!(page.contains(&format!("<style>{CSS}</style>")));
+        assert!(page.contains(&format!("<script>{SCRIPT}</script>")));
+        assert!(page.contains("default-src 'none';"));
+    }
+}
