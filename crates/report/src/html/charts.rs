@@ -4,6 +4,7 @@
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// Okabe and Ito's colour-blind safe palette, without its yellow (too pale
 /// on white) and black (the reference lines' colour).
@@ -239,6 +240,8 @@ pub struct LineChart {
     pub log_x: bool,
     /// Dashed series (index into `series`): offered beside forwarded.
     pub dashed: Vec<usize>,
+    /// The legend in the upper right corner rather than the lower right.
+    pub legend_top: bool,
     /// Colour index of each series (default: its position).
     pub colors: Vec<usize>,
     pub width: u32,
@@ -271,12 +274,16 @@ pub fn line_chart(o: &LineChart) -> String {
             .y_label_area_size(72);
         macro_rules! finish {
             ($chart:ident) => {{
+                // On a log axis plotters' own ticks crowd (100, 200, ...
+                // 900 and 1k twice): the data's x values are labelled below.
+                let x_label = |v: &f64| if o.log_x { String::new() } else { si(*v) };
                 $chart
                     .configure_mesh()
+                    .max_light_lines(if o.log_x { 0 } else { 10 })
                     .x_desc(o.x_desc.as_str())
                     .y_desc(o.y_desc.as_str())
                     .y_label_formatter(&|v| si(*v))
-                    .x_label_formatter(&|v| si(*v))
+                    .x_label_formatter(&x_label)
                     .label_style((FONT, 12))
                     .axis_desc_style((FONT, 13))
                     .draw()?;
@@ -313,7 +320,11 @@ pub fn line_chart(o: &LineChart) -> String {
                 if o.series.len() + usize::from(o.reference.is_some()) > 1 {
                     $chart
                         .configure_series_labels()
-                        .position(SeriesLabelPosition::LowerRight)
+                        .position(if o.legend_top {
+                            SeriesLabelPosition::UpperRight
+                        } else {
+                            SeriesLabelPosition::LowerRight
+                        })
                         .background_style(WHITE.mix(0.85))
                         .border_style(GREY)
                         .label_font((FONT, 12))
@@ -325,6 +336,28 @@ pub fn line_chart(o: &LineChart) -> String {
             let (x0, x1) = (x0 * 0.85, x1 * 1.15);
             let mut chart = b.build_cartesian_2d((x0..x1).log_scale(), y0..y1)?;
             finish!(chart);
+            let mut xs: Vec<f64> = o
+                .series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.0))
+                .collect();
+            xs.sort_by(f64::total_cmp);
+            xs.dedup();
+            let style = TextStyle::from((FONT, 12).into_font())
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Center, VPos::Top));
+            let mut last: Option<i32> = None;
+            for x in xs {
+                let (px, py) = chart.backend_coord(&(x, y0));
+                let label = format!("{x}");
+                // Skip a label that would touch the previous one.
+                let half = 4 * label.len() as i32;
+                if last.is_some_and(|l| px - half < l + 6) {
+                    continue;
+                }
+                root.draw(&Text::new(label, (px, py + 6), style.clone()))?;
+                last = Some(px + half);
+            }
         } else {
             let (x0, x1) = if x1 > x0 {
                 (x0, x1)

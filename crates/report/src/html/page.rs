@@ -36,20 +36,20 @@ nav ul{padding-left:1.2em;columns:2}
  .scroll,pre.ministat{overflow:visible}nav{display:none}h2{break-before:auto}a{color:inherit}}
 "#;
 
-/// Writes `{"charts":N,"overflow":[...],"overlaps":N,"errors":[...]}` into
+/// Writes `{"charts":N,"overflow":[...],"overlaps":[...],"errors":[...]}` into
 /// `#selfcheck`: SVG charts, chart texts outside their chart's box, pairs
 /// of overlapping texts within a chart, and any script error.
 pub const SCRIPT: &str = r#"
-(function(){var out={charts:0,overflow:[],overlaps:0,errors:[]};
+(function(){var out={charts:0,overflow:[],overlaps:[],errors:[]};
 try{var svgs=document.querySelectorAll("svg.chart");out.charts=svgs.length;
 for(var i=0;i<svgs.length;i++){var s=svgs[i],vb=s.viewBox.baseVal,ts=s.querySelectorAll("text"),bs=[];
 for(var j=0;j<ts.length;j++){var t=ts[j];if(!t.textContent.trim())continue;var b=t.getBBox();
 var m=t.getCTM(),r={x:b.x,y:b.y,w:b.width,h:b.height};
 if(t.getAttribute("transform")){var sb=t.getBoundingClientRect(),sv=s.getBoundingClientRect(),k=vb.width/sv.width;r={x:(sb.left-sv.left)*k,y:(sb.top-sv.top)*k,w:sb.width*k,h:sb.height*k};}
 if(r.x<-1||r.y<-1||r.x+r.w>vb.width+1||r.y+r.h>vb.height+1)out.overflow.push(i+": "+t.textContent);
-bs.push(r);}
+r.t=t.textContent.trim();bs.push(r);}
 for(var a=0;a<bs.length;a++)for(var c=a+1;c<bs.length;c++){var p=bs[a],q=bs[c];
-if(p.x+1<q.x+q.w&&q.x+1<p.x+p.w&&p.y+1<q.y+q.h&&q.y+1<p.y+p.h)out.overlaps++;}}}
+if(p.x+1<q.x+q.w&&q.x+1<p.x+p.w&&p.y+1<q.y+q.h&&q.y+1<p.y+p.h)out.overlaps.push(i+": "+p.t+" / "+q.t);}}}
 catch(e){out.errors.push(String(e))}
 var el=document.getElementById("selfcheck");el.textContent=JSON.stringify(out);el.setAttribute("data-done","1");})();
 "#;
@@ -57,7 +57,7 @@ var el=document.getElementById("selfcheck");el.textContent=JSON.stringify(out);e
 /// base64 of the SHA-256 of [`CSS`] and [`SCRIPT`], as the CSP names them
 /// (a unit test recomputes them with `openssl dgst`).
 pub const CSS_SHA256: &str = "oQiKE2mfDKW7pBNr7gtX4lVIohCpYqM9UkgfOjMXJJc=";
-pub const SCRIPT_SHA256: &str = "l2AbBp8LkfOVDm29O4nwSazGncyQYtNFatb1t7Ywq2I=";
+pub const SCRIPT_SHA256: &str = "sOf6y8uyBFV6dSez2gBkpiuw/NmP9rFeNwIzNuOZBhg=";
 
 /// The Content-Security-Policy: nothing from anywhere, except this page's
 /// own style block and self-check script, named by their hashes.

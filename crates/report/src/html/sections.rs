@@ -551,14 +551,19 @@ fn sweep_figure(t: &SweepTable) -> String {
     let pts = |f: &dyn Fn(&pktlab_bench::campaign::summary::SweepRow) -> f64| -> Vec<(f64, f64)> {
         t.rows.iter().map(|r| (r.size as f64, f(r))).collect()
     };
+    // The line rate as a curve: 40 sizes spread evenly on the log axis
+    // between the smallest and the largest size.
+    let (lo, hi) = (
+        t.rows.iter().map(|r| r.size).min().unwrap_or(64),
+        t.rows.iter().map(|r| r.size).max().unwrap_or(64),
+    );
+    let sizes: Vec<u16> = (0..=40)
+        .map(|i| (lo as f64 * (hi as f64 / lo as f64).powf(i as f64 / 40.0)).round() as u16)
+        .collect();
     let line = |scale: &dyn Fn(f64, u16) -> f64| {
         t.link_bps.map(|l| Series {
             name: "line rate".into(),
-            points: t
-                .rows
-                .iter()
-                .map(|r| (r.size as f64, scale(l, r.size)))
-                .collect(),
+            points: sizes.iter().map(|&s| (s as f64, scale(l, s))).collect(),
         })
     };
     let pps_chart = charts::line_chart(&LineChart {
@@ -577,6 +582,7 @@ fn sweep_figure(t: &SweepTable) -> String {
         ],
         reference: line(&|l, s| pktlab_wire::rate::line_rate_pps(l, s)),
         log_x: true,
+        legend_top: true,
         dashed: vec![1],
         ..LineChart::default()
     });
