@@ -270,6 +270,8 @@ pub fn line_chart(o: &LineChart) -> String {
         let mut b = ChartBuilder::on(root);
         b.caption(&o.title, (FONT, 16))
             .margin(10)
+            .margin_right(30)
+            .margin_right(30)
             .x_label_area_size(38)
             .y_label_area_size(72);
         macro_rules! finish {
@@ -382,6 +384,7 @@ pub fn scatter(title: &str, x_desc: &str, y_desc: &str, groups: &[Series]) -> St
         let mut chart = ChartBuilder::on(root)
             .caption(title, (FONT, 16))
             .margin(10)
+            .margin_right(30)
             .x_label_area_size(38)
             .y_label_area_size(72)
             .build_cartesian_2d(x0..x1, y0..y1)?;
@@ -419,6 +422,7 @@ pub fn stacked_bars(title: &str, y_desc: &str, categories: &[String], layers: &[
         let mut chart = ChartBuilder::on(root)
             .caption(title, (FONT, 16))
             .margin(10)
+            .margin_right(30)
             .x_label_area_size(38)
             .y_label_area_size(56)
             .right_y_label_area_size(0)
@@ -494,6 +498,7 @@ pub fn bounds_chart(
         let mut chart = ChartBuilder::on(root)
             .caption(title, (FONT, 16))
             .margin(10)
+            .margin_right(30)
             .x_label_area_size(38)
             .y_label_area_size(72)
             .build_cartesian_2d(-0.5f64..(n as f64 - 0.5), y0..y1)?;
@@ -562,6 +567,7 @@ pub fn hdr_chart(title: &str, series: &[Series]) -> String {
         let mut chart = ChartBuilder::on(root)
             .caption(title, (FONT, 16))
             .margin(10)
+            .margin_right(30)
             .x_label_area_size(38)
             .y_label_area_size(72)
             .build_cartesian_2d(0f64..4.3, y0..y1)?;
