@@ -159,6 +159,7 @@ pub fn strip_chart(title: &str, y_desc: &str, strips: &[Strip], line_rate: Optio
         };
         chart
             .configure_mesh()
+            .max_light_lines(1)
             .disable_x_mesh()
             .x_labels(n)
             .x_label_formatter(&label)
@@ -278,10 +279,21 @@ pub fn line_chart(o: &LineChart) -> String {
             ($chart:ident) => {{
                 // On a log axis plotters' own ticks crowd (100, 200, ...
                 // 900 and 1k twice): the data's x values are labelled below.
-                let x_label = |v: &f64| if o.log_x { String::new() } else { si(*v) };
+                // Seconds are whole: no tick label between two of them.
+                let whole = o
+                    .series
+                    .iter()
+                    .all(|s| s.points.iter().all(|p| p.0.fract() == 0.0));
+                let x_label = |v: &f64| {
+                    if o.log_x || (whole && v.fract().abs() > 1e-9) {
+                        String::new()
+                    } else {
+                        si(*v)
+                    }
+                };
                 $chart
                     .configure_mesh()
-                    .max_light_lines(if o.log_x { 0 } else { 10 })
+                    .max_light_lines(if o.log_x { 0 } else { 1 })
                     .x_desc(o.x_desc.as_str())
                     .y_desc(o.y_desc.as_str())
                     .y_label_formatter(&|v| si(*v))
@@ -390,6 +402,7 @@ pub fn scatter(title: &str, x_desc: &str, y_desc: &str, groups: &[Series]) -> St
             .build_cartesian_2d(x0..x1, y0..y1)?;
         chart
             .configure_mesh()
+            .max_light_lines(1)
             .x_desc(x_desc)
             .y_desc(y_desc)
             .y_label_formatter(&|v| si(*v))
@@ -438,6 +451,7 @@ pub fn stacked_bars(title: &str, y_desc: &str, categories: &[String], layers: &[
         };
         chart
             .configure_mesh()
+            .max_light_lines(1)
             .disable_x_mesh()
             .x_labels(n + 2)
             .x_label_formatter(&label)
@@ -513,6 +527,7 @@ pub fn bounds_chart(
         };
         chart
             .configure_mesh()
+            .max_light_lines(1)
             .disable_x_mesh()
             .x_labels(n)
             .x_label_formatter(&label)
@@ -528,6 +543,10 @@ pub fn bounds_chart(
             chart
                 .draw_series(per.iter().enumerate().filter(|(_, t)| t.0.is_finite()).map(
                     |(i, &(l, m, u))| {
+                        // No upper bound (the generator's limit): a bar of
+                        // no height at the lower bound.
+                        let u = if u.is_finite() { u } else { l };
+                        let m = if m.is_finite() { m } else { l };
                         ErrorBar::new_vertical(i as f64 + dx, l, m, u, c.stroke_width(2), 12)
                     },
                 ))?
@@ -573,6 +592,7 @@ pub fn hdr_chart(title: &str, series: &[Series]) -> String {
             .build_cartesian_2d(0f64..4.3, y0..y1)?;
         chart
             .configure_mesh()
+            .max_light_lines(1)
             .x_labels(5)
             .x_label_formatter(&|x| {
                 let p = 100.0 * (1.0 - 10f64.powf(-x));
