@@ -150,6 +150,7 @@ fn two_configurations_three_iterations() {
             "forwarding.inet4.pps",
             "ministat.txt",
             "nft-stateless.inet4.pps",
+            "report.html",
             "runs",
             "runs.csv",
             "summary.json"
