@@ -38,7 +38,8 @@ nav ul{padding-left:1.2em;columns:2}
 
 /// Writes `{"charts":N,"overflow":[...],"overlaps":[...],"errors":[...]}` into
 /// `#selfcheck`: SVG charts, chart texts outside their chart's box, pairs
-/// of overlapping texts within a chart, and any script error.
+/// of overlapping texts within a chart, and any script error. Before
+/// printing it opens every `<details>`, so that paper has every number.
 pub const SCRIPT: &str = r#"
 (function(){var out={charts:0,overflow:[],overlaps:[],errors:[]};
 try{var svgs=document.querySelectorAll("svg.chart");out.charts=svgs.length;
@@ -51,13 +52,14 @@ r.t=t.textContent.trim();bs.push(r);}
 for(var a=0;a<bs.length;a++)for(var c=a+1;c<bs.length;c++){var p=bs[a],q=bs[c];
 if(p.x+1<q.x+q.w&&q.x+1<p.x+p.w&&p.y+1<q.y+q.h&&q.y+1<p.y+p.h)out.overlaps.push(i+": "+p.t+" / "+q.t);}}}
 catch(e){out.errors.push(String(e))}
+window.addEventListener("beforeprint",function(){var d=document.querySelectorAll("details");for(var i=0;i<d.length;i++)d[i].open=true;});
 var el=document.getElementById("selfcheck");el.textContent=JSON.stringify(out);el.setAttribute("data-done","1");})();
 "#;
 
 /// base64 of the SHA-256 of [`CSS`] and [`SCRIPT`], as the CSP names them
 /// (a unit test recomputes them with `openssl dgst`).
 pub const CSS_SHA256: &str = "oQiKE2mfDKW7pBNr7gtX4lVIohCpYqM9UkgfOjMXJJc=";
-pub const SCRIPT_SHA256: &str = "sOf6y8uyBFV6dSez2gBkpiuw/NmP9rFeNwIzNuOZBhg=";
+pub const SCRIPT_SHA256: &str = "4Hp918p2MB4gROtMVrsQUH2s2fO4Y3VgOS8RmsR8YG0=";
 
 /// The Content-Security-Policy: nothing from anywhere, except this page's
 /// own style block and self-check script, named by their hashes.
