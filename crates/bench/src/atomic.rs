@@ -4,6 +4,7 @@
 //! target, fsync the directory.
 
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use crate::BenchError;
@@ -18,8 +19,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    // 0666 less the umask, as any file the user creates: tempfile's own
+    // 0600 would hide the results from everyone but their writer.
     let mut tmp = tempfile::Builder::new()
         .prefix(TEMP_PREFIX)
+        .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
         // A missing or unreadable folder is said plainly (tempfile's message
         // would name its random file instead).
@@ -52,6 +56,17 @@ pub fn remove_leftovers(dir: &Path) -> Result<usize, BenchError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn results_get_the_mode_of_any_new_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain");
+        std::fs::File::create(&plain).unwrap();
+        let p = dir.path().join("r.json");
+        write_atomic(&p, b"{}").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&p), mode(&plain));
+    }
 
     #[test]
     fn replaces_and_leaves_no_temporary() {
