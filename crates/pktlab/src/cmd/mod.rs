@@ -8,5 +8,6 @@ pub mod gen;
 pub mod ifstat;
 pub mod lab;
 pub mod ministat;
+pub mod pktgen;
 pub mod pktgen_log;
 pub mod recv;
