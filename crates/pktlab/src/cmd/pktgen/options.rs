@@ -342,3 +342,157 @@ usage: pkt-gen -i IFACE [-f tx|rx] [options]   (pktlab's pkt-gen for Linux)
   --allow-public  allow destinations outside the benchmark and private ranges
   -F -M -I -H -C -r -o -X -v are accepted and ignored (netmap specifics); -U is always on.
 ";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_line(line: &str) -> anyhow::Result<Options> {
+        let args: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        parse(&args, 4)
+    }
+
+    fn ok(line: &str) -> Options {
+        parse_line(line).unwrap_or_else(|e| panic!("{line}: {e}"))
+    }
+
+    fn err(line: &str) -> String {
+        match parse_line(line) {
+            Ok(o) => panic!("{line} was accepted: {o:?}"),
+            Err(e) => {
+                assert!(
+                    e.downcast_ref::<crate::error::UsageError>().is_some(),
+                    "{line}: not a usage error: {e}"
+                );
+                e.to_string()
+            }
+        }
+    }
+
+    #[test]
+    fn pkt_gen_defaults() {
+        let o = ok("-i lo");
+        assert_eq!(o.function, Function::Rx);
+        assert_eq!(o.port, Port::Iface("lo".into()));
+        assert_eq!((o.count, o.size, o.min_size), (0, 60, None));
+        assert_eq!((o.rate_per_thread, o.threads, o.cpus), (0, 1, 1));
+        assert_eq!((o.affinity, o.burst, o.wait_link), (None, None, 2));
+        assert_eq!(
+            (o.interval_ms, o.normalize, o.exit_when_idle),
+            (1000, true, false)
+        );
+        assert_eq!((o.src.as_str(), o.dst.as_str()), ("10.0.0.1", "10.1.0.1"));
+        assert_eq!(o.dst_mac, "ff:ff:ff:ff:ff:ff");
+        assert_eq!(o.src_mac, None);
+        assert!(!o.pps_stats && !o.framing && !o.random_src && !o.random_dst && !o.inet6);
+        assert!(!o.allow_public && o.ignored.is_empty());
+        assert_eq!(o.size_mix(), "64");
+    }
+
+    #[test]
+    fn every_option_with_its_meaning() {
+        let o = ok(
+            "-ftx -i netmap:eth0 -n 1000 -l 124 -R 500 -p 2 -a 1 -c 3 -b 64 -w 4 \
+                    -W -T 250 -N -A -B -z -Z -6 -s [2001:2::1]:5 -d [2001:2::2] \
+                    -S 02:00:00:00:00:01 -D 02:00:00:00:00:02 -U --allow-public",
+        );
+        assert_eq!(o.function, Function::Tx);
+        assert_eq!(o.iface_arg, "netmap:eth0");
+        assert_eq!(o.port, Port::Iface("eth0".into()));
+        assert_eq!((o.count, o.size, o.rate_per_thread), (1000, 124, 500));
+        assert_eq!(o.size_mix(), "128");
+        assert_eq!((o.threads, o.affinity, o.cpus), (2, Some(1), 3));
+        assert_eq!((o.burst, o.wait_link, o.interval_ms), (Some(64), 4, 250));
+        assert!(o.exit_when_idle && !o.normalize && o.pps_stats && o.framing);
+        assert!(o.random_src && o.random_dst && o.inet6 && o.allow_public);
+        assert_eq!(
+            (o.src.as_str(), o.dst.as_str()),
+            ("[2001:2::1]:5", "[2001:2::2]")
+        );
+        assert_eq!(o.src_mac.as_deref(), Some("02:00:00:00:00:01"));
+        assert_eq!(o.dst_mac, "02:00:00:00:00:02");
+        // -a 1 -c 3: thread i on CPU (1 + i) mod 3.
+        assert_eq!(o.thread_cpus(4), vec![1, 2]);
+        // -4 after -6 wins, as in getopt order.
+        assert!(!ok("-i lo -6 -4").inet6);
+    }
+
+    #[test]
+    fn affinity_like_pkt_gen() {
+        // pkt-gen's -c defaults to 1: every thread on (a + i) mod 1 = 0.
+        assert_eq!(ok("-i lo -p 3 -a 2").thread_cpus(4), vec![0, 0, 0]);
+        // -c 0 is every online CPU.
+        assert_eq!(ok("-i lo -p 3 -a 2 -c 0").thread_cpus(4), vec![2, 3, 0]);
+        assert_eq!(ok("-i lo -p 3").thread_cpus(4), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn second_l_is_the_minimum() {
+        let o = ok("-i lo -l 62 -l 60");
+        assert_eq!((o.size, o.min_size), (62, Some(60)));
+        assert_eq!(o.size_mix(), "64,65,66");
+        assert!(err("-i lo -l 60 -l 62").starts_with("bad pktminsize 62"));
+    }
+
+    #[test]
+    fn interface_decorations() {
+        assert_eq!(port("netmap:ix0-3").unwrap(), Port::Iface("ix0".into()));
+        assert_eq!(port("netmap:ix0^").unwrap(), Port::Iface("ix0".into()));
+        assert_eq!(port("netmap:ix0*").unwrap(), Port::Iface("ix0".into()));
+        assert_eq!(
+            port("netmap:ix0@conf:rings=4").unwrap(),
+            Port::Iface("ix0".into())
+        );
+        assert_eq!(port("netmap:ix0/R").unwrap(), Port::Iface("ix0".into()));
+        assert_eq!(port("pcap:em0").unwrap(), Port::Iface("em0".into()));
+        assert_eq!(port("igb2").unwrap(), Port::Iface("igb2".into()));
+        assert_eq!(port("veth-a").unwrap(), Port::Iface("veth-a".into()));
+        assert_eq!(port("null").unwrap(), Port::Null);
+        assert!(port("vale0:1").is_err());
+        assert!(port("netmap:").is_err());
+    }
+
+    #[test]
+    fn netmap_specifics_are_ignored_in_one_list() {
+        let o = ok("-i lo -F 2 -M 1500 -I -H 12 -C tx=2 -r -o 16 -X -v");
+        assert_eq!(
+            o.ignored,
+            ["-F 2", "-M 1500", "-I", "-H 12", "-C tx=2", "-r", "-o 16", "-X", "-v"]
+        );
+    }
+
+    #[test]
+    fn bad_values_are_one_line_usage_errors() {
+        for (line, start) in [
+            ("-i lo -n x", "invalid -n 'x'"),
+            ("-i lo -n -5", "invalid -n '-5'"),
+            ("-i lo -l 15", "invalid -l 15"),
+            ("-i lo -l 9015", "invalid -l 9015"),
+            ("-i lo -R 1e6", "invalid -R '1e6'"),
+            ("-i lo -p 0", "invalid -p 0"),
+            ("-i lo -p 1025", "invalid -p 1025"),
+            (
+                "-i lo -c 5",
+                "invalid -c 5: 5 cpus is too high, have only 4 cpus",
+            ),
+            ("-i lo -b 0", "invalid -b 0"),
+            ("-i lo -b 4097", "invalid -b 4097"),
+            ("-i lo -T 9", "invalid -T 9"),
+            ("-i lo -w 2s", "invalid -w '2s'"),
+            ("-i lo -a x", "invalid -a 'x'"),
+            ("-i lo -f ping", "-f ping is not supported"),
+            ("-i lo -f bogus", "unrecognised function 'bogus'"),
+            (
+                "-i lo -P x.pcap",
+                "-P (replaying a pcap file) is not supported",
+            ),
+            ("-i lo -q", "unknown option -q"),
+            ("-i lo -n", "option -n needs a value"),
+            ("-f tx", "missing ifname"),
+        ] {
+            let e = err(line);
+            assert!(e.starts_with(start), "{line}: {e}");
+            assert!(!e.contains('\n'), "{line}: {e}");
+        }
+    }
+}
