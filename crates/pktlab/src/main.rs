@@ -5,7 +5,7 @@
 mod cmd;
 mod error;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -36,7 +36,11 @@ enum Command {
     #[command(name = "pktgen-log")]
     PktgenLog(cmd::pktgen_log::Args),
     /// netmap's pkt-gen command line and output (also as a `pkt-gen` link)
-    #[command(name = "pkt-gen", disable_help_flag = true)]
+    #[command(
+        name = "pkt-gen",
+        disable_help_flag = true,
+        after_help = cmd::pktgen::options::USAGE
+    )]
     PktGen {
         /// pkt-gen's options (`pktlab pkt-gen -h` lists them)
         #[arg(
@@ -46,6 +50,10 @@ enum Command {
         )]
         args: Vec<String>,
     },
+    /// Print shell completions (bash, zsh, fish)
+    Completions(cmd::docs::CompletionsArgs),
+    /// Write the man pages of pktlab and its subcommands into a directory
+    Man(cmd::docs::ManArgs),
 }
 
 fn main() {
@@ -79,6 +87,8 @@ fn main() {
         Command::Ifstat(a) => cmd::ifstat::run(a),
         Command::Ministat(a) => cmd::ministat::run(a),
         Command::PktgenLog(a) => cmd::pktgen_log::run(a),
+        Command::Completions(a) => cmd::docs::completions(a, Cli::command()),
+        Command::Man(a) => cmd::docs::man(a, Cli::command()),
         Command::PktGen { args } => {
             finish(cmd::pktgen::NAME, cmd::pktgen::run(args));
         }

@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod common;
 pub mod compare;
+pub mod docs;
 pub mod gen;
 pub mod ifstat;
 pub mod lab;
