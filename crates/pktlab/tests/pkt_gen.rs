@@ -470,7 +470,8 @@ fn bsdrp_pipeline_over_our_log_equals_pktgen_log() {
     .to_string();
 
     // BSDRP's receiver command, both outputs into the log; -T 200 gives
-    // five report lines a second so that the run stays short.
+    // five report lines a second so that the run stays short. The rate is
+    // low enough for two receivers on a busy 2-CPU machine.
     let rx_cmd = format!(
         "exec {} -N -f rx -i r0 -W -w 0 -T 200 > {} 2>&1",
         link.path().display(),
@@ -514,9 +515,9 @@ fn bsdrp_pipeline_over_our_log_equals_pktgen_log() {
             "-w",
             "0",
             "-R",
-            "20000",
+            "5000",
             "-n",
-            "120000",
+            "30000",
             "-l",
             "60",
             "-s",
@@ -545,7 +546,7 @@ fn bsdrp_pipeline_over_our_log_equals_pktgen_log() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status.success());
-    let (intervals, _) = recv.wait(Duration::from_secs(30));
+    let (intervals, recv_summary) = recv.wait(Duration::from_secs(30));
 
     // data_2_ministat, as bench-lab-ministat.sh runs it.
     let pipeline = format!(
@@ -583,7 +584,10 @@ fn bsdrp_pipeline_over_our_log_equals_pktgen_log() {
         );
     }
 
-    // Close to pktlab recv's median rate over the same traffic.
+    // Close to what pktlab recv measured over the same traffic: within the
+    // 10th to 90th percentile of its non-zero 200 ms rates (the sender's
+    // rate wanders on a busy machine, and the two medians cover different
+    // stretches of the run), and never above the 5000 pps asked for.
     let mut rates: Vec<f64> = intervals
         .iter()
         .filter(|v| v["type"] == "interval")
@@ -591,10 +595,57 @@ fn bsdrp_pipeline_over_our_log_equals_pktgen_log() {
         .filter(|&pps| pps > 0.0)
         .collect();
     rates.sort_by(f64::total_cmp);
-    let recv_median = rates[rates.len() / 2];
+    assert!(rates.len() >= 10, "{rates:?}");
+    let (p10, p90) = (rates[rates.len() / 10], rates[rates.len() * 9 / 10]);
     let value: f64 = ours.parse().unwrap();
     assert!(
-        (value - recv_median).abs() / recv_median < 0.1,
-        "pktgen-log {value} vs pktlab recv {recv_median}"
+        value >= p10 && value <= p90 && value <= 5000.0 * 1.05,
+        "pktgen-log {value} vs pktlab recv's rates {rates:?}: {recv_summary}"
     );
+    assert_eq!(common::u(&recv_summary, "packets"), 30000);
+}
+
+/// A real pkt-gen's frames carry no test payload: `-f rx` counts them as
+/// frames all the same. 500 broadcast UDP frames of 60 bytes with pkt-gen's
+/// own payload text are written to va by a raw socket.
+#[test]
+fn rx_counts_frames_without_a_test_payload() {
+    let v = VethNs::new();
+    let link = Link::new();
+    let mut rx = Background::start(
+        &link.path(),
+        &v.ns,
+        &["-N", "-f", "rx", "-i", "vb", "-W", "-w", "0"],
+    );
+    rx.wait_for("Ready...", Duration::from_secs(20));
+    let sender = r#"
+import socket, struct
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("va", 0))
+payload = b"netmap pkt-gen DIRECT payload\n"[:18]
+udp = struct.pack("!HHHH", 1234, 1234, 8 + len(payload), 0) + payload
+ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0, 64, 17, 0,
+                 bytes([10, 0, 0, 1]), bytes([10, 1, 0, 1]))
+frame = b"\xff" * 6 + b"\x02\x00\x00\x00\x00\x01" + b"\x08\x00" + ip + udp
+assert len(frame) == 60, len(frame)
+for _ in range(500):
+    s.send(frame)
+"#;
+    v.exec(&format!("python3 -c '{sender}'"));
+    let (status, out, err) = rx.finish(Duration::from_secs(30));
+    assert!(status.success(), "{err:?}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    let totals = re(TOTALS).captures(lines[1]).expect(lines[1]);
+    assert_eq!(
+        (&totals[1], &totals[2], &totals[3], &totals[5]),
+        ("Received", "500", "30000", "60")
+    );
+    let raw = re(MAIN_THREAD_RAW);
+    let sum: u64 = err
+        .iter()
+        .filter_map(|l| raw.captures(l))
+        .map(|c| c[2].parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(sum, 500);
 }
