@@ -292,6 +292,88 @@ fn null_port_sends_exact_counts_in_pkt_gen_format() {
     }
 }
 
+#[test]
+fn rate_is_per_thread_and_a_b_t_shape_the_lines() {
+    // -R 50000 with -p 2 is 100000 pps in all: 100000 packets take at least
+    // 1 s (how much longer depends on the machine, so only the lower side is
+    // checked here; the unit tests check the total rate handed to the
+    // engine). -T 100: ten lines a second.
+    let d = run(
+        &Link::new().path(),
+        None,
+        &[
+            "-f",
+            "tx",
+            "-i",
+            "null",
+            "-p",
+            "2",
+            "-R",
+            "50000",
+            "-n",
+            "100000",
+            "-d",
+            "10.1.0.1-10.1.0.2",
+            "-N",
+            "-A",
+            "-B",
+            "-T",
+            "100",
+            "-w",
+            "0",
+        ],
+    );
+    assert_eq!(d.code, Some(0), "{}", d.stderr);
+    // pkt-gen's burst under -R: min(512, 50000 / 300) = 166 packets every
+    // 166 / 50000 s.
+    assert!(
+        d.stderr
+            .lines()
+            .any(|l| l.ends_with("main [3369] Sending 166 packets every  0.003320000 s")),
+        "{}",
+        d.stderr
+    );
+    let totals = re(TOTALS)
+        .captures(d.stdout.lines().next().unwrap())
+        .unwrap();
+    assert_eq!(&totals[2], "100000");
+    let seconds: f64 = totals[6].parse().unwrap();
+    assert!(seconds >= 0.95, "{seconds}");
+    // -B: the raw bandwidth counts 60 + 24 bytes a packet, the other 60.
+    let speed = re(SPEED_RAW)
+        .captures(d.stdout.lines().nth(1).unwrap())
+        .unwrap();
+    let bw: f64 = speed[2].parse().unwrap();
+    let raw: f64 = speed[3].parse().unwrap();
+    assert!((raw / bw - 84.0 / 60.0).abs() < 1e-6, "{bw} {raw}");
+    // -A: "[avg/std A /S  pps]" between the rate and the parenthesis; -B in
+    // the line's bit rate too.
+    let with_stats = re(
+        r"^\d{3}\.\d{6} main_thread \[\d+\] (\d+) pps \[avg/std (\d+) /(\d+)  pps\]\((\d+) pkts (\d+) bps in (\d+) usec\) \d+\.\d{2} avg_batch -?\d+ min_space$",
+    );
+    let lines: Vec<&str> = d
+        .stderr
+        .lines()
+        .filter(|l| l.contains(" main_thread "))
+        .collect();
+    assert!(lines.len() >= 8, "{}", d.stderr);
+    let mut sum = 0;
+    for line in &lines {
+        let c = with_stats
+            .captures(line)
+            .unwrap_or_else(|| panic!("{line}"));
+        let pkts: f64 = c[4].parse().unwrap();
+        let bps: f64 = c[5].parse().unwrap();
+        let usec: f64 = c[6].parse().unwrap();
+        assert!(
+            (bps - pkts * 84.0 * 8.0 * 1e6 / usec).abs() <= 0.5,
+            "{line}"
+        );
+        sum += c[4].parse::<u64>().unwrap();
+    }
+    assert_eq!(sum, 100000);
+}
+
 // ---------------------------------------------------------------------------
 // On a veth pair.
 

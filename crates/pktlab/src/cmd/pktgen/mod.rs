@@ -186,6 +186,11 @@ fn total_count(o: &Options) -> Option<u64> {
     (per_thread > 0).then(|| per_thread * o.threads as u64)
 }
 
+/// The engine's rate over all threads: `-R` is each thread's.
+fn total_rate(o: &Options) -> Option<String> {
+    (o.rate_per_thread > 0).then(|| format!("{}pps", o.rate_per_thread * o.threads as u64))
+}
+
 /// pkt-gen's burst under `-R`: about 1/300 s of traffic, at least 1; and
 /// the period between bursts in nanoseconds.
 fn paced_burst(burst: usize, rate: u64) -> (usize, u64) {
@@ -267,8 +272,7 @@ fn send(o: &Options, burst: usize, sigint: &Arc<AtomicBool>) -> anyhow::Result<(
         size: Some(o.size_mix()),
         count: total_count(o).map(|n| n.to_string()),
         duration: None,
-        rate: (o.rate_per_thread > 0)
-            .then(|| format!("{}pps", o.rate_per_thread * o.threads as u64)),
+        rate: total_rate(o),
         link_speed: None,
         threads: o.threads,
         cpus: None,
@@ -405,6 +409,25 @@ fn pinned_cpus(o: &Options) -> anyhow::Result<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn options(line: &str) -> Options {
+        let args: Vec<String> = line.split_whitespace().map(str::to_string).collect();
+        options::parse(&args, 4).unwrap()
+    }
+
+    #[test]
+    fn rate_and_count_are_per_thread_like_pkt_gen() {
+        let o = options("-i null -p 3 -R 50000 -n 1000");
+        assert_eq!(total_rate(&o).as_deref(), Some("150000pps"));
+        // 1000 / 3 = 333 a thread: 999 in all.
+        assert_eq!(total_count(&o), Some(999));
+        let o = options("-i null -p 4 -n 3");
+        // Less than one a thread is pkt-gen's "no limit".
+        assert_eq!(total_count(&o), None);
+        assert_eq!(total_rate(&o), None);
+        assert_eq!(total_count(&options("-i null -n 0")), None);
+        assert_eq!(total_count(&options("-i null -n 7")), Some(7));
+    }
 
     #[test]
     fn pacing_like_pkt_gen() {
