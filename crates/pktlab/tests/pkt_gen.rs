@@ -731,3 +731,42 @@ for _ in range(500):
         .sum();
     assert_eq!(sum, 500);
 }
+
+#[test]
+fn install_script_links_pkt_gen_to_pktlab() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/install-pkt-gen");
+    let dir = tempfile::tempdir().unwrap();
+    let bin_dir = Path::new(PKTLAB).parent().unwrap();
+    let install = |target: &Path| {
+        Command::new("sh")
+            .arg(&script)
+            .arg(target)
+            .env("PATH", format!("{}:/usr/bin:/bin", bin_dir.display()))
+            .output()
+            .unwrap()
+    };
+    let out = install(dir.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let link = dir.path().join("pkt-gen");
+    assert_eq!(std::fs::read_link(&link).unwrap(), Path::new(PKTLAB));
+    let d = run(&link, None, &["-h"]);
+    assert_eq!(d.code, Some(0));
+    assert!(d.stdout.starts_with("usage: pkt-gen"));
+
+    // A real pkt-gen in the way is left alone.
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("pkt-gen"), "#!/bin/sh\n").unwrap();
+    let out = install(other.path());
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("exists and is not a link"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(other.path().join("pkt-gen")).unwrap(),
+        "#!/bin/sh\n"
+    );
+}

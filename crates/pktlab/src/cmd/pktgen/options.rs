@@ -112,9 +112,11 @@ impl Options {
 /// the number of CPUs, for `-c`.
 pub fn parse(args: &[String], online: usize) -> anyhow::Result<Options> {
     let allow_public = args.iter().any(|a| a == ALLOW_PUBLIC);
+    // pktlab's habit: --help works everywhere, as -h does for pkt-gen.
+    let help = args.iter().any(|a| a == "--help");
     let args: Vec<String> = args
         .iter()
-        .filter(|a| *a != ALLOW_PUBLIC)
+        .filter(|a| *a != ALLOW_PUBLIC && *a != "--help")
         .cloned()
         .collect();
     let parsed = getopt(SPEC, &args).map_err(usage)?;
@@ -144,7 +146,7 @@ pub fn parse(args: &[String], online: usize) -> anyhow::Result<Options> {
         src_mac: None,
         dst_mac: DEFAULT_DST_MAC.to_string(),
         allow_public,
-        help: false,
+        help,
         ignored: Vec::new(),
         operands: parsed.operands,
     };
@@ -424,6 +426,14 @@ mod tests {
         // -c 0 is every online CPU.
         assert_eq!(ok("-i lo -p 3 -a 2 -c 0").thread_cpus(4), vec![2, 3, 0]);
         assert_eq!(ok("-i lo -p 3").thread_cpus(4), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn help_both_ways() {
+        assert!(ok("-h").help);
+        assert!(ok("--help").help);
+        assert!(ok("-i lo --help").help);
+        assert!(!ok("-i lo").help);
     }
 
     #[test]
