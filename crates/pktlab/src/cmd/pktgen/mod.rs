@@ -254,7 +254,29 @@ impl Lines {
     }
 }
 
+/// pktlab's smallest frame for the family, in pkt-gen's terms (no FCS):
+/// refused in pkt-gen's units, where the engine would speak of sizes with
+/// the FCS.
+fn check_size(o: &Options) -> anyhow::Result<()> {
+    let family = if o.inet6 {
+        Family::Inet6
+    } else {
+        Family::Inet4
+    };
+    let smallest = pktlab_wire::frame::min_frame_size(family, false) - 4;
+    let size = o.min_size.unwrap_or(o.size).min(o.size);
+    if size < smallest {
+        return Err(usage(format!(
+            "-l {size} is too small for {}: the smallest frame without FCS is {smallest} \
+             (headers and pktlab's test payload)",
+            family.name()
+        )));
+    }
+    Ok(())
+}
+
 fn send(o: &Options, burst: usize, sigint: &Arc<AtomicBool>) -> anyhow::Result<()> {
+    check_size(o)?;
     let (burst, period_ns) = paced_burst(burst, o.rate_per_thread);
     let iface = match &o.port {
         Port::Iface(name) => Some(name.clone()),
@@ -427,6 +449,26 @@ mod tests {
         assert_eq!(total_rate(&o), None);
         assert_eq!(total_count(&options("-i null -n 0")), None);
         assert_eq!(total_count(&options("-i null -n 7")), Some(7));
+    }
+
+    #[test]
+    fn sizes_in_pkt_gen_units() {
+        assert!(check_size(&options("-i null -l 60")).is_ok());
+        let e = check_size(&options("-i null -l 59"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "-l 59 is too small for IPv4: the smallest frame without FCS is 60 \
+             (headers and pktlab's test payload)"
+        );
+        let e = check_size(&options("-i null -6")).unwrap_err().to_string();
+        assert!(
+            e.starts_with("-l 60 is too small for IPv6: the smallest frame without FCS is 76"),
+            "{e}"
+        );
+        assert!(check_size(&options("-i null -6 -l 76")).is_ok());
+        assert!(check_size(&options("-i null -l 80 -l 58")).is_err());
     }
 
     #[test]
