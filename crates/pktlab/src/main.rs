@@ -5,7 +5,7 @@
 mod cmd;
 mod error;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -37,9 +37,41 @@ enum Command {
     /// Extract per-run pps values from netmap pkt-gen logs (like BSDRP)
     #[command(name = "pktgen-log")]
     PktgenLog(cmd::pktgen_log::Args),
+    /// netmap's pkt-gen command line and output (also as a `pkt-gen` link)
+    #[command(
+        name = "pkt-gen",
+        disable_help_flag = true,
+        after_help = cmd::pktgen::options::USAGE
+    )]
+    PktGen {
+        /// pkt-gen's options (`pktlab pkt-gen -h` lists them)
+        #[arg(
+            allow_hyphen_values = true,
+            trailing_var_arg = true,
+            value_name = "ARGS"
+        )]
+        args: Vec<String>,
+    },
+    /// Print shell completions (bash, zsh, fish)
+    Completions(cmd::docs::CompletionsArgs),
+    /// Write the man pages of pktlab and its subcommands into a directory
+    Man(cmd::docs::ManArgs),
 }
 
 fn main() {
+    // Called through a `pkt-gen` link: pkt-gen's command line, no subcommand.
+    let called_as = std::env::args_os().next().and_then(|arg0| {
+        std::path::Path::new(&arg0)
+            .file_name()
+            .map(|n| n.to_owned())
+    });
+    if called_as.is_some_and(|name| name == cmd::pktgen::NAME) {
+        let args = std::env::args_os()
+            .skip(1)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        finish(cmd::pktgen::NAME, cmd::pktgen::run(args));
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -58,12 +90,26 @@ fn main() {
         Command::Ifstat(a) => cmd::ifstat::run(a),
         Command::Ministat(a) => cmd::ministat::run(a),
         Command::PktgenLog(a) => cmd::pktgen_log::run(a),
+        Command::Completions(a) => cmd::docs::completions(a, Cli::command()),
+        Command::Man(a) => cmd::docs::man(a, Cli::command()),
+        Command::PktGen { args } => {
+            finish(cmd::pktgen::NAME, cmd::pktgen::run(args));
+        }
     };
+    finish("pktlab", result)
+}
+
+/// Reports a failure in one line, prefixed with the name the program was
+/// called by, and exits with its code.
+fn finish(name: &str, result: anyhow::Result<()>) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
     if let Err(err) = result {
         // An `Exit` error has already been reported by the subcommand.
         if err.downcast_ref::<error::Exit>().is_none() {
-            eprintln!("pktlab: {}", error::one_line(&err));
+            eprintln!("{name}: {}", error::one_line(&err));
         }
         std::process::exit(error::exit_code(&err));
     }
+    std::process::exit(0)
 }

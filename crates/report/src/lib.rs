@@ -10,5 +10,6 @@ pub mod export;
 pub mod gen;
 pub mod html;
 pub mod ifstat;
+pub mod pktgen;
 pub mod recv;
 pub mod units;

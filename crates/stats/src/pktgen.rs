@@ -9,15 +9,26 @@
 //! ```
 //!
 //! The first form is printed with `-N`, the second (K, M, G, T prefixes,
-//! three decimals) without. BSDRP's bench scripts turn a run's log into one
-//! value: drop the first 15 and the last 10 samples (warm-up and tail), drop
-//! the samples that are zero, and take the median (ministat's, printed with
-//! 8 significant digits).
+//! three decimals) without.
+//!
+//! BSDRP's `bench-lab-ministat.sh` turns a run's log into one value with a
+//! shell pipeline, which [`bsdrp_values`] reproduces step by step:
+//! 1. drop the first 15 and the last 10 *lines of the file* (`head`/`tail`
+//!    on `wc -l`), header lines included;
+//! 2. keep the lines matching `main_thread[[:space:]]\[[0-9]+\][[:space:]][1-9].*pps`
+//!    (`grep -E`): a rate that starts with a non-zero digit;
+//! 3. take the 4th field, fields split on single spaces (`cut -d ' ' -f 4`);
+//! 4. take ministat's median (at least 3 values, the mean of the two middle
+//!    ones for an even count), printed with 8 significant digits.
+//!
+//! The per-sample trim ([`kept_samples`]) drops samples instead of lines;
+//! it is pktlab's own method, offered as an option.
 
 use crate::cformat::format_g;
 use crate::descriptive::median;
 
-/// How many per-second samples to drop at each end of a run.
+/// How many lines (BSDRP's method) or per-second samples to drop at each
+/// end of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Trim {
     pub head: usize,
@@ -25,7 +36,7 @@ pub struct Trim {
 }
 
 impl Default for Trim {
-    /// BSDRP's 15 s of warm-up and 10 s of tail.
+    /// BSDRP's 15 at the start (warm-up) and 10 at the end.
     fn default() -> Self {
         Trim { head: 15, tail: 10 }
     }
@@ -60,6 +71,113 @@ pub fn format_run_value(value: f64) -> String {
     format_g(value, 8)
 }
 
+/// Fewer values than this and ministat refuses the data set, so BSDRP's
+/// script records nothing for the run.
+pub const MINISTAT_MIN_VALUES: usize = 3;
+
+/// Why a log yields no value under BSDRP's method.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NoValue {
+    /// Fewer than [`MINISTAT_MIN_VALUES`] rate lines are left after the trim.
+    TooFew { lines: usize, kept: usize },
+    /// The 4th field of a kept line (1-based `line` of the file) is not a
+    /// number: ministat rejects the whole data set.
+    NotANumber { line: usize, field: String },
+}
+
+impl std::fmt::Display for NoValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoValue::TooFew { lines, kept } => write!(
+                f,
+                "{kept} non-zero rate line(s) left of {lines} lines (ministat needs {MINISTAT_MIN_VALUES})"
+            ),
+            NoValue::NotANumber { line, field } => {
+                write!(f, "line {line}: 4th field {field:?} is not a number")
+            }
+        }
+    }
+}
+
+/// The values BSDRP's pipeline hands to ministat for `log`, `trim` counted
+/// in lines of the file, in file order. Rates printed with a unit prefix
+/// (pkt-gen without `-N`) are scaled to pps, where the shell pipeline would
+/// take the bare number.
+pub fn bsdrp_values(log: &str, trim: Trim) -> Result<Vec<f64>, NoValue> {
+    // `wc -l` counts newlines: an unterminated last line is not counted, yet
+    // `head` and `tail` still see it.
+    let counted = log.bytes().filter(|&b| b == b'\n').count();
+    let end = counted.saturating_sub(trim.tail);
+    let mut values = Vec::new();
+    for (index, line) in log.split('\n').enumerate().take(end).skip(trim.head) {
+        if !matches_bsdrp_grep(line) {
+            continue;
+        }
+        let mut fields = line.split(' ');
+        let field = fields.nth(3).unwrap_or("");
+        let thousands = fields.next().and_then(unit_thousands).unwrap_or(0);
+        match scale_decimal(field, 3 * thousands) {
+            Some(value) => values.push(value),
+            None => {
+                return Err(NoValue::NotANumber {
+                    line: index + 1,
+                    field: field.to_string(),
+                })
+            }
+        }
+    }
+    if values.len() < MINISTAT_MIN_VALUES {
+        return Err(NoValue::TooFew {
+            lines: counted,
+            kept: values.len(),
+        });
+    }
+    Ok(values)
+}
+
+/// The value of a run by BSDRP's method: ministat's median of
+/// [`bsdrp_values`].
+pub fn bsdrp_run_value(log: &str, trim: Trim) -> Result<f64, NoValue> {
+    let values = bsdrp_values(log, trim)?;
+    Ok(median(&values).expect("at least MINISTAT_MIN_VALUES values"))
+}
+
+/// `grep -E 'main_thread[[:space:]]\[[[:digit:]]+\][[:space:]][1-9].*pps'`:
+/// the pattern may start at any `main_thread` of the line.
+fn matches_bsdrp_grep(line: &str) -> bool {
+    line.match_indices("main_thread").any(|(at, word)| {
+        let rest = &line[at + word.len()..];
+        let Some(rest) = strip_one_space(rest).and_then(|r| r.strip_prefix('[')) else {
+            return false;
+        };
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return false;
+        }
+        let Some(rest) = rest[digits..].strip_prefix(']').and_then(strip_one_space) else {
+            return false;
+        };
+        rest.starts_with(|c: char| ('1'..='9').contains(&c)) && rest[1..].contains("pps")
+    })
+}
+
+/// `rest` without its first character when that is a POSIX `[[:space:]]`.
+fn strip_one_space(rest: &str) -> Option<&str> {
+    rest.strip_prefix([' ', '\t', '\n', '\x0b', '\x0c', '\r'])
+}
+
+/// The power of 1000 of a rate unit (`pps`, `Kpps`, ...).
+fn unit_thousands(unit: &str) -> Option<usize> {
+    match unit {
+        "pps" => Some(0),
+        "Kpps" => Some(1),
+        "Mpps" => Some(2),
+        "Gpps" => Some(3),
+        "Tpps" => Some(4),
+        _ => None,
+    }
+}
+
 /// The pps value of one `main_thread` report line, if it is one.
 fn pps_of_line(line: &str) -> Option<f64> {
     let mut words = line.split_whitespace().skip_while(|&w| w != "main_thread");
@@ -74,14 +192,7 @@ fn pps_of_line(line: &str) -> Option<f64> {
     }
     let number = words.next()?;
     let unit = words.next()?;
-    let thousands = match unit {
-        "pps" => 0,
-        "Kpps" => 1,
-        "Mpps" => 2,
-        "Gpps" => 3,
-        "Tpps" => 4,
-        _ => return None,
-    };
+    let thousands = unit_thousands(unit)?;
     scale_decimal(number, 3 * thousands)
 }
 
@@ -107,6 +218,120 @@ fn scale_decimal(number: &str, shift: usize) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A log of `header` header lines, then one `-N` rate line per value.
+    fn log_of(header: usize, rates: &[&str]) -> String {
+        let mut log = String::new();
+        for n in 0..header {
+            log.push_str(&format!("351.47{n:04} main [3011] header line {n}\n"));
+        }
+        for (n, rate) in rates.iter().enumerate() {
+            log.push_str(&format!(
+                "{}.000001 main_thread [2786] {rate} pps (1 pkts 1 bps in 1000000 usec) 1.00 avg_batch 0 min_space\n",
+                400 + n
+            ));
+        }
+        log
+    }
+
+    #[test]
+    fn bsdrp_drops_lines_of_the_file_not_samples() {
+        // 5 header lines then 25 rates 1..=25: lines 16..=20 of the file are
+        // kept, the rates 11 12 13 14 15; the median is 13.
+        let rates: Vec<String> = (1..=25).map(|n| n.to_string()).collect();
+        let rates: Vec<&str> = rates.iter().map(String::as_str).collect();
+        let log = log_of(5, &rates);
+        assert_eq!(
+            bsdrp_values(&log, Trim::default()),
+            Ok(vec![11.0, 12.0, 13.0, 14.0, 15.0])
+        );
+        assert_eq!(bsdrp_run_value(&log, Trim::default()), Ok(13.0));
+        // The per-sample trim keeps samples 16..=15: nothing.
+        assert_eq!(run_value(&pps_samples(&log), Trim::default()), None);
+    }
+
+    #[test]
+    fn bsdrp_keeps_only_rates_starting_with_a_non_zero_digit() {
+        // Kept lines 16..=22: 0, 07, 0.5, 3, 9, 4, 600. Only 3 9 4 600
+        // start with 1-9; sorted 3 4 9 600, median (4 + 9) / 2.
+        let mut rates = vec!["1"; 15];
+        rates.extend(["0", "07", "0.5", "3", "9", "4", "600"]);
+        rates.extend(["1"; 10]);
+        let log = log_of(0, &rates);
+        assert_eq!(
+            bsdrp_values(&log, Trim::default()),
+            Ok(vec![3.0, 9.0, 4.0, 600.0])
+        );
+        assert_eq!(bsdrp_run_value(&log, Trim::default()), Ok(6.5));
+    }
+
+    #[test]
+    fn bsdrp_needs_three_values_like_ministat() {
+        let mut rates = vec!["1"; 15];
+        rates.extend(["5", "0", "6"]);
+        rates.extend(["1"; 10]);
+        let log = log_of(0, &rates);
+        assert_eq!(
+            bsdrp_run_value(&log, Trim::default()),
+            Err(NoValue::TooFew { lines: 28, kept: 2 })
+        );
+        // 24 lines: fewer than 15 + 10, nothing is left.
+        let log = log_of(0, &["7"; 24]);
+        assert_eq!(
+            bsdrp_run_value(&log, Trim::default()),
+            Err(NoValue::TooFew { lines: 24, kept: 0 })
+        );
+        assert_eq!(bsdrp_run_value(&log, Trim { head: 0, tail: 0 }), Ok(7.0));
+    }
+
+    #[test]
+    fn bsdrp_counts_lines_like_wc() {
+        // 27 newlines and an unterminated 28th line: wc -l says 27, so
+        // head keeps 17 lines and tail the last 2 of them (16 and 17).
+        let rates: Vec<String> = (1..=28).map(|n| (n * 10).to_string()).collect();
+        let rates: Vec<&str> = rates.iter().map(String::as_str).collect();
+        let log = log_of(0, &rates);
+        let log = log.strip_suffix('\n').unwrap();
+        assert_eq!(
+            bsdrp_values(log, Trim { head: 15, tail: 10 }),
+            Err(NoValue::TooFew { lines: 27, kept: 2 })
+        );
+        assert_eq!(
+            bsdrp_values(log, Trim { head: 14, tail: 10 }),
+            Ok(vec![150.0, 160.0, 170.0])
+        );
+    }
+
+    #[test]
+    fn bsdrp_field_four_and_units() {
+        let log = "\
+1.0 main_thread [1] 1.488 Mpps (1.489 Mpkts 714.883 Mbps in 1000921 usec)
+2.0 main_thread [1] 998.421 Kpps (999.320 Kpkts 479.673 Mbps in 1001001 usec)
+3.0 main_thread\t[1]\t1200 pps (1 pkts 1 bps in 1 usec)
+";
+        // The third line matches the grep, but its fields split on single
+        // spaces: "3.0", "main_thread\t[1]\t1200", "pps", "(1": ministat
+        // would reject "(1".
+        assert_eq!(
+            bsdrp_values(log, Trim { head: 0, tail: 0 }),
+            Err(NoValue::NotANumber {
+                line: 3,
+                field: "(1".to_string()
+            })
+        );
+        let two = log.lines().take(2).collect::<Vec<_>>().join("\n") + "\n";
+        let three = format!("{two}4.0 main_thread [9] 5 pps\n");
+        assert_eq!(
+            bsdrp_values(&three, Trim { head: 0, tail: 0 }),
+            Ok(vec![1488000.0, 998421.0, 5.0])
+        );
+        assert!(!matches_bsdrp_grep("1.0 main_thread [] 5 pps"));
+        assert!(!matches_bsdrp_grep("1.0 main_thread [3]  5 pps"));
+        assert!(!matches_bsdrp_grep("1.0 main_thread [3] 5 pkts"));
+        assert!(matches_bsdrp_grep(
+            "x main_thread [a] 1 main_thread [3] 5 Kpps"
+        ));
+    }
 
     #[test]
     fn plain_and_prefixed_report_lines() {

@@ -4,10 +4,12 @@
 pub mod bench;
 pub mod common;
 pub mod compare;
+pub mod docs;
 pub mod gen;
 pub mod ifstat;
 pub mod lab;
 pub mod ministat;
+pub mod pktgen;
 pub mod pktgen_log;
 pub mod recv;
 pub mod report;

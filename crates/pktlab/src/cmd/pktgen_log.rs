@@ -11,27 +11,41 @@ use crate::error::{os_message, usage};
 
 #[derive(clap::Args)]
 #[command(
-    after_help = "For each log: drop the first --trim-head and the last --trim-tail \
-per-second samples, drop the zero samples, print the median (8 significant digits, \
-as BSDRP's .pps files). With several logs each line is \"FILE VALUE\": the value is \
-the last field."
+    after_help = "For each log, as BSDRP's bench-lab-ministat.sh: drop the first --trim-head \
+and the last --trim-tail lines of the file, keep the `main_thread [N] R pps` lines whose \
+rate R starts with 1-9, print ministat's median of at least 3 rates (8 significant digits, \
+as BSDRP's .pps files). --trim samples drops per-second samples instead of lines, then the \
+zero samples. With several logs each line is \"FILE VALUE\": the value is the last field."
 )]
 pub struct Args {
     /// pkt-gen output files (receiver or sender, with or without -N)
     #[arg(value_name = "FILE", required = true)]
     files: Vec<PathBuf>,
 
-    /// Per-second samples to drop at the start (warm-up)
+    /// What --trim-head and --trim-tail count: lines of the file (BSDRP) or
+    /// per-second samples
+    #[arg(long, value_enum, value_name = "UNIT", default_value_t = TrimUnit::Lines)]
+    trim: TrimUnit,
+
+    /// Lines (or samples) to drop at the start (warm-up)
     #[arg(long, value_name = "N", default_value_t = Trim::default().head)]
     trim_head: usize,
 
-    /// Per-second samples to drop at the end
+    /// Lines (or samples) to drop at the end
     #[arg(long, value_name = "N", default_value_t = Trim::default().tail)]
     trim_tail: usize,
 
     /// Print every per-second pps value of the log instead of the run value
     #[arg(long)]
     all: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TrimUnit {
+    /// Lines of the log file, header lines included (BSDRP's scripts)
+    Lines,
+    /// Per-second samples; zero samples are dropped after the trim
+    Samples,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -52,36 +66,49 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     os_message(&err)
                 ))
             })?;
-            Ok((path, pktgen::pps_samples(&String::from_utf8_lossy(&bytes))))
+            Ok((path, String::from_utf8_lossy(&bytes).into_owned()))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
 
     let with_names = logs.len() > 1;
     let mut out = String::new();
-    for (path, samples) in &logs {
+    for (path, log) in &logs {
         let prefix = if with_names {
             format!("{} ", path.display())
         } else {
             String::new()
         };
         if args.all {
-            for pps in samples {
+            for pps in pktgen::pps_samples(log) {
                 out.push_str(&format!("{prefix}{pps}\n"));
             }
             continue;
         }
-        match pktgen::run_value(samples, trim) {
-            Some(value) => {
+        let value = match args.trim {
+            TrimUnit::Lines => pktgen::bsdrp_run_value(log, trim).map_err(|why| {
+                format!(
+                    "{why}, first {} and last {} lines dropped",
+                    trim.head, trim.tail
+                )
+            }),
+            TrimUnit::Samples => {
+                let samples = pktgen::pps_samples(log);
+                pktgen::run_value(&samples, trim).ok_or_else(|| {
+                    format!(
+                        "no non-zero pps sample left ({} per-second samples, \
+                         first {} and last {} dropped)",
+                        samples.len(),
+                        trim.head,
+                        trim.tail
+                    )
+                })
+            }
+        };
+        match value {
+            Ok(value) => {
                 out.push_str(&format!("{prefix}{}\n", pktgen::format_run_value(value)));
             }
-            None => eprintln!(
-                "pktlab: warning: {}: no non-zero pps sample left ({} per-second samples, \
-                 first {} and last {} dropped)",
-                path.display(),
-                samples.len(),
-                trim.head,
-                trim.tail
-            ),
+            Err(why) => eprintln!("pktlab: warning: {}: {why}", path.display()),
         }
     }
     common::write_stdout(&out)
