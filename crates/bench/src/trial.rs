@@ -176,6 +176,7 @@ fn one_trial(
             interval: settings.interval,
             netns: lab.gen.netns.clone(),
             iface: Some(lab.gen.iface.clone()),
+            cpus: lab.tester_cpus(),
             ..TxPlan::default()
         },
         xdp: Default::default(),
@@ -187,6 +188,7 @@ fn one_trial(
             interval: settings.interval,
             netns: lab.rcv.netns.clone(),
             iface: Some(lab.rcv.iface.clone()),
+            cpus: lab.tester_cpus(),
             ..RxPlan::default()
         },
         xdp: Default::default(),

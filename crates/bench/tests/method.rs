@@ -80,6 +80,7 @@ fn a_two_trial_method_records_each_trial() {
     let (target, _) = Target::builtin(LabSpec {
         prefix: prefix.clone(),
         queues: 1,
+        cpus: None,
     })
     .unwrap();
     let tmp = tempfile::tempdir().unwrap();
@@ -144,8 +145,12 @@ fn a_two_trial_method_records_each_trial() {
     // No exporter was given: the folder holds the data only.
     assert!(!dir.path.join("ministat.txt").exists());
     assert!(dir.path.join("forwarding.inet4.pps").exists());
-    pktlab_lab::BuiltinLab::new(LabSpec { prefix, queues: 1 })
-        .unwrap()
-        .down()
-        .unwrap();
+    pktlab_lab::BuiltinLab::new(LabSpec {
+        prefix,
+        queues: 1,
+        cpus: None,
+    })
+    .unwrap()
+    .down()
+    .unwrap();
 }

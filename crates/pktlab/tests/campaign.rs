@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use pktlab_bench::campaign::results::{self, ResultsDir};
 use pktlab_bench::target::Target;
-use pktlab_lab::dut::{builtin_config, BUILTIN_NAMES};
+use pktlab_lab::dut::{builtin_config, BuiltinBase, BUILTIN_NAMES};
 use pktlab_lab::{netns, BuiltinLab, LabSpec};
 use serde_json::Value;
 
@@ -41,6 +41,7 @@ impl Prefix {
         BuiltinLab::new(LabSpec {
             prefix: self.0.clone(),
             queues: 1,
+            cpus: None,
         })
         .unwrap()
     }
@@ -532,6 +533,7 @@ fn builtin_configurations_apply_and_revert_exactly() {
     let (target, _) = Target::builtin(LabSpec {
         prefix: p.0.clone(),
         queues: 1,
+        cpus: None,
     })
     .unwrap();
     let before = target.dut.state().unwrap();
@@ -543,7 +545,7 @@ fn builtin_configurations_apply_and_revert_exactly() {
     let dut_ns = p.ns("dut");
     let sh = |line: &str| netns::run_in(&dut_ns, &["sh", "-c", line]).unwrap();
     for name in BUILTIN_NAMES {
-        let c = builtin_config(name, &["d0", "d1"], cpus).unwrap();
+        let c = builtin_config(name, &["d0", "d1"], cpus, &BuiltinBase::default()).unwrap();
         target.dut.apply(&c).unwrap();
         let during = target.dut.state().unwrap();
         match name {

@@ -20,10 +20,10 @@ pub mod summary;
 
 use std::time::Duration;
 
-use pktlab_lab::dut::{self, DutConfig, DutRunner};
+use pktlab_lab::dut::{self, BuiltinBase, DutConfig, DutRunner};
 use pktlab_lab::mac::parse_mac;
 use pktlab_lab::ports::{InterfaceLab, Port};
-use pktlab_lab::LabSpec;
+use pktlab_lab::{CpuPlan, LabSpec};
 use pktlab_wire::size::SizeMix;
 use pktlab_wire::units;
 use serde::{Deserialize, Serialize};
@@ -43,6 +43,9 @@ pub enum LabChoice {
     Builtin {
         prefix: String,
         queues: u16,
+        /// How the lab's CPUs are split between the DUT and the tester.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cpus: Option<CpuPlan>,
     },
     Interfaces {
         #[serde(flatten)]
@@ -52,20 +55,36 @@ pub enum LabChoice {
 }
 
 impl LabChoice {
-    /// The I/O backend of a campaign that names none: AF_PACKET, which
-    /// works on every interface.
+    /// The I/O backend of a campaign that names none: on the built-in lab
+    /// the fastest generator it supports, the XDP live-frame generator
+    /// (`lab up` turns GRO on on d0 for it), so that the tester outruns
+    /// the DUT; AF_PACKET, which works on every interface, elsewhere.
     pub fn default_io(&self) -> BenchIo {
         match self {
-            LabChoice::Builtin { .. } | LabChoice::Interfaces { .. } => BenchIo::Afpacket,
+            LabChoice::Builtin { .. } => BenchIo::Xdp,
+            LabChoice::Interfaces { .. } => BenchIo::Afpacket,
         }
     }
 
     pub fn builtin_spec(&self) -> Option<LabSpec> {
         match self {
-            LabChoice::Builtin { prefix, queues } => Some(LabSpec {
+            LabChoice::Builtin {
+                prefix,
+                queues,
+                cpus,
+            } => Some(LabSpec {
                 prefix: prefix.clone(),
                 queues: *queues,
+                cpus: cpus.clone(),
             }),
+            LabChoice::Interfaces { .. } => None,
+        }
+    }
+
+    /// The built-in lab's CPU plan.
+    pub fn cpu_plan(&self) -> Option<&CpuPlan> {
+        match self {
+            LabChoice::Builtin { cpus, .. } => cpus.as_ref(),
             LabChoice::Interfaces { .. } => None,
         }
     }
@@ -148,6 +167,11 @@ impl Campaign {
             None => lab.default_io(),
         };
         let builtin = matches!(lab, LabChoice::Builtin { .. });
+        let base = builtin.then(|| {
+            lab.cpu_plan()
+                .map(CpuPlan::builtin_base)
+                .unwrap_or_default()
+        });
 
         let mut traffics = Vec::new();
         let mut sweeps = Vec::new();
@@ -183,7 +207,7 @@ impl Campaign {
         };
         let mut configs = Vec::new();
         for c in &sections {
-            let config = dut_config(c, builtin, cpus)?;
+            let config = dut_config(c, base.as_ref(), cpus)?;
             if configs.iter().any(|o: &DutConfig| o.name == config.name) {
                 return Err(usage(format!(
                     "configuration '{}' is defined twice",
@@ -275,16 +299,23 @@ fn lab_choice(l: &LabSection) -> Result<LabChoice, BenchError> {
                 .clone()
                 .unwrap_or_else(|| pktlab_lab::DEFAULT_PREFIX.into());
             let queues = l.queues.unwrap_or(1);
+            let cpus = CpuPlan::for_this_process(l.dut_cpus.as_deref())?;
             pktlab_lab::BuiltinLab::new(LabSpec {
                 prefix: prefix.clone(),
                 queues,
+                cpus: Some(cpus.clone()),
             })?;
-            Ok(LabChoice::Builtin { prefix, queues })
+            Ok(LabChoice::Builtin {
+                prefix,
+                queues,
+                cpus: Some(cpus),
+            })
         }
         "interfaces" => {
             for (key, set) in [
                 ("prefix", l.prefix.is_some()),
                 ("queues", l.queues.is_some()),
+                ("dut_cpus", l.dut_cpus.is_some()),
             ] {
                 if set {
                     return Err(usage(format!("[lab] {key} is for the built-in lab")));
@@ -435,12 +466,21 @@ fn traffic_profiles(
     }
 }
 
-fn dut_config(c: &ConfigSection, builtin_lab: bool, cpus: usize) -> Result<DutConfig, BenchError> {
+fn dut_config(
+    c: &ConfigSection,
+    builtin: Option<&BuiltinBase>,
+    cpus: usize,
+) -> Result<DutConfig, BenchError> {
     check_name("configuration", &c.name)?;
     let has_commands =
         !c.apply.is_empty() || !c.revert.is_empty() || c.reboot.is_some() || c.wait.is_some();
-    if !has_commands && builtin_lab {
-        return Ok(dut::builtin_config(&c.name, &BUILTIN_DUT_IFACES, cpus)?);
+    if let (false, Some(base)) = (has_commands, builtin) {
+        return Ok(dut::builtin_config(
+            &c.name,
+            &BUILTIN_DUT_IFACES,
+            cpus,
+            base,
+        )?);
     }
     let mut config = DutConfig::unchanged(&c.name);
     config.apply = c.apply.clone();

@@ -139,6 +139,15 @@ impl CpuPlan {
         }
     }
 
+    /// The built-in DUT's state with this plan applied, which DUT
+    /// configurations revert to.
+    pub fn builtin_base(&self) -> crate::dut::BuiltinBase {
+        crate::dut::BuiltinBase {
+            rps_mask: self.dut_mask(),
+            gro_on: Some(super::plan::IfRole::DutIn.name().to_string()),
+        }
+    }
+
     /// The one line printed in shared mode.
     pub fn shared_notice(&self) -> Option<String> {
         self.is_shared().then(|| {

@@ -110,6 +110,10 @@ pub struct Args {
     /// The built-in lab's namespace prefix [default: pktlab]
     #[arg(long = "prefix", value_name = "P")]
     pub prefix: Option<String>,
+    /// The built-in lab's DUT CPUs; the generator and receiver run on the
+    /// others [default: the last CPU, or the last quarter from 8 CPUs on]
+    #[arg(long = "dut-cpus", value_name = "LIST")]
+    pub dut_cpus: Option<String>,
     #[command(flatten)]
     pub output: Output,
 }
@@ -173,7 +177,7 @@ fn prepare(
                         println!("Built lab {prefix}; it stays up after the campaign ({down} removes it).")
                     }
                     UpOutcome::Repaired => println!("Repaired lab {prefix}."),
-                    UpOutcome::AlreadyUp => {}
+                    UpOutcome::CpusApplied | UpOutcome::AlreadyUp => {}
                 }
             }
             target
@@ -342,6 +346,7 @@ fn campaign_file(args: &Args) -> anyhow::Result<(CampaignFile, Option<String>)> 
             ("--link-speed", args.link_speed.is_some()),
             ("--threads", args.threads.is_some()),
             ("--prefix", args.prefix.is_some()),
+            ("--dut-cpus", args.dut_cpus.is_some()),
             ("--io", args.io.is_some()),
         ];
         if let Some((flag, _)) = shaping.iter().find(|(_, set)| *set) {
@@ -392,6 +397,7 @@ fn campaign_file(args: &Args) -> anyhow::Result<(CampaignFile, Option<String>)> 
     set("--order", &args.order, &mut file.run.order);
     set("--link-speed", &args.link_speed, &mut file.lab.link_speed);
     set("--prefix", &args.prefix, &mut file.lab.prefix);
+    set("--dut-cpus", &args.dut_cpus, &mut file.lab.dut_cpus);
     set("--io", &args.io, &mut file.run.io);
     if let Some(n) = args.iterations {
         file.run.iterations = Some(n);
