@@ -7,8 +7,9 @@
 //! - [`BuiltinLab`]: the lab itself: `up`, `down`, `status`, `counters`;
 //! - [`dut`]: DUT configurations and where their commands run;
 //! - [`ports`]: labs on existing interfaces;
-//! - [`cpuload`], [`interrupts`], [`envinfo`]: per-CPU load, NIC interrupts
-//!   and the facts (kernel, CPU, drivers) that go with results.
+//! - [`cpuload`], [`interrupts`], [`softnet`], [`envinfo`]: per-CPU load, NIC
+//!   interrupts, per-CPU backlog drops and the facts (kernel, CPU, drivers)
+//!   that go with results.
 
 mod builtin;
 pub mod cidr;
@@ -23,6 +24,7 @@ pub mod netns;
 pub mod observe;
 pub mod ports;
 pub mod runner;
+pub mod softnet;
 pub mod sysctl;
 
 pub use builtin::{

@@ -2,7 +2,17 @@
 
 mod common;
 
+use std::sync::{Mutex, MutexGuard};
+
 use common::{pktlab, Lab};
+
+/// One bench at a time in this file. Each lab's DUT forwards on the CPU
+/// plan's DUT CPUs, whose backlogs every namespace shares: a full-speed
+/// run in one lab would drop the frames of a lossless run in another.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static BENCH: Mutex<()> = Mutex::new(());
+    BENCH.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn results_dir(tag: &str) -> tempfile::TempDir {
     tempfile::Builder::new()
@@ -13,6 +23,7 @@ fn results_dir(tag: &str) -> tempfile::TempDir {
 
 #[test]
 fn two_short_runs_print_a_ministat_summary() {
+    let _alone = one_at_a_time();
     let lab = Lab::up();
     let dir = results_dir("text");
     let out_dir = dir.path().join("out");
@@ -66,6 +77,7 @@ fn two_short_runs_print_a_ministat_summary() {
 
 #[test]
 fn json_runs_and_summary() {
+    let _alone = one_at_a_time();
     let lab = Lab::up();
     let dir = results_dir("json");
     let out_dir = dir.path().join("out");
@@ -112,6 +124,7 @@ fn json_runs_and_summary() {
 
 #[test]
 fn the_io_backend_comes_from_the_command_line_and_is_recorded() {
+    let _alone = one_at_a_time();
     let lab = Lab::up();
     let dir = results_dir("io");
     let out_dir = dir.path().join("out");

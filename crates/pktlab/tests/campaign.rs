@@ -205,9 +205,39 @@ fn two_configurations_three_iterations() {
         assert_eq!(head["traffic"], "inet4");
         assert_eq!(head["iteration"].to_string(), parts[2]);
         assert!(head["config_text"].is_string());
-        // The backend is recorded: AF_PACKET unless asked otherwise.
-        assert_eq!(head["io"], "afpacket");
-        assert_eq!(last["tx"]["backend"], "afpacket");
+        // The backend is recorded: on the built-in lab, the XDP live-frame
+        // generator unless asked otherwise, run as the header says.
+        assert_eq!(head["io"], "xdp");
+        assert_eq!(head["generator"], "xdp (live frames)");
+        assert_eq!(last["tx"]["backend"], "xdp (live frames)");
+        // The CPU plan of this process's allowed CPUs, as in env.json.
+        let plan = pktlab_lab::CpuPlan::for_this_process(None).unwrap();
+        assert_eq!(head["cpu_plan"], serde_json::to_value(&plan).unwrap());
+        assert_eq!(head["cpu_plan"], env["cpu_plan"]);
+        // The generator's and receiver's threads ran on tester CPUs (and
+        // unpinned in shared mode).
+        let tester = match plan.is_shared() {
+            false => serde_json::to_value(&plan.tester_cpus).unwrap(),
+            true => serde_json::json!([null]),
+        };
+        let tester = tester.as_array().unwrap();
+        for t in ["tx", "rx"] {
+            for thread in last[t]["threads"].as_array().unwrap() {
+                assert!(tester.contains(&thread["cpu"]), "{t}: {thread}");
+            }
+        }
+        // Per-CPU softnet deltas, and the DUT CPUs' drops summed from them.
+        let softnet = last["softnet"].as_array().unwrap();
+        assert_eq!(softnet.len(), cpus, "{softnet:?}");
+        let dut_drops: u64 = softnet
+            .iter()
+            .filter(|c| {
+                plan.dut_cpus
+                    .contains(&(c["cpu"].as_u64().unwrap() as usize))
+            })
+            .map(|c| c["dropped"].as_u64().unwrap())
+            .sum();
+        assert_eq!(last["dut_backlog_drops"].as_u64(), Some(dut_drops));
         assert_eq!(last["type"], "result");
         let seconds: Vec<&Value> = lines.iter().filter(|l| l["type"] == "second").collect();
         assert!(seconds.len() >= 2, "{name}: {} seconds", seconds.len());

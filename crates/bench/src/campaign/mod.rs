@@ -517,10 +517,22 @@ mod tests {
         assert_eq!(c.run.trial.duration, Duration::from_secs(10));
         assert_eq!((c.run.trial.trim_head, c.run.trial.trim_tail), (1, 1));
         assert_eq!(c.run.order, Order::Interleaved);
-        assert_eq!(c.run.io, BenchIo::Afpacket);
-        assert_eq!(c.plan().len(), 5);
-        let c = parse("[run]\nio = \"xdp\"\n").unwrap();
+        // The built-in lab's tester is its fastest generator, on the CPU
+        // plan's tester CPUs.
         assert_eq!(c.run.io, BenchIo::Xdp);
+        let plan = c.lab.cpu_plan().unwrap();
+        let allowed = pktlab_engine::affinity::allowed_cpus();
+        assert_eq!(plan, &CpuPlan::default_for(&allowed));
+        assert_eq!(c.plan().len(), 5);
+        let c = parse("[run]\nio = \"afpacket\"\n").unwrap();
+        assert_eq!(c.run.io, BenchIo::Afpacket);
+        // A DUT CPU that does not exist is a usage error naming it.
+        let e = parse("[lab]\ndut_cpus = \"1023\"\n").unwrap_err();
+        assert!(e.is_usage());
+        assert!(
+            e.to_string().starts_with("--dut-cpus 1023: CPU 1023 "),
+            "{e}"
+        );
         let e = parse("[run]\nio = \"netmap\"\n").unwrap_err();
         assert!(e.is_usage());
         assert_eq!(
