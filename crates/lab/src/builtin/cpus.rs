@@ -61,10 +61,11 @@ impl CpuPlan {
         }
     }
 
-    /// The plan for `--dut-cpus LIST` (None: the default) given the CPUs
-    /// that exist (`online`) and those this process may use (`allowed`).
-    /// A CPU that does not exist or is not allowed, or a list that leaves
-    /// the tester no CPU, is a usage error.
+    /// The plan for `--dut-cpus LIST` (None: the default; `all`: shared
+    /// mode on purpose, for comparing with it) given the CPUs that exist
+    /// (`online`) and those this process may use (`allowed`). A CPU that
+    /// does not exist or is not allowed, or a list that leaves the tester
+    /// no CPU, is a usage error.
     pub fn choose(
         dut_cpus: Option<&str>,
         online: &[usize],
@@ -76,6 +77,9 @@ impl CpuPlan {
         let Some(text) = dut_cpus else {
             return Ok(CpuPlan::default_for(&allowed));
         };
+        if text == "all" {
+            return Ok(CpuPlan::shared(&allowed));
+        }
         let bad = |why: String| LabError::BadCpus(format!("--dut-cpus {text}: {why}"));
         let mut dut = parse_cpu_list(text).map_err(|e| LabError::BadCpus(e.to_string()))?;
         dut.sort_unstable();
@@ -150,6 +154,13 @@ impl CpuPlan {
 
     /// The one line printed in shared mode.
     pub fn shared_notice(&self) -> Option<String> {
+        if self.is_shared() && self.tester_cpus.len() > 1 {
+            return Some(format!(
+                "shared mode (--dut-cpus all): the generator, DUT and receiver share CPUs {}, so \
+                 figures are the whole machine's speed",
+                format_cpu_list(&self.tester_cpus)
+            ));
+        }
         self.is_shared().then(|| {
             format!(
                 "only {} CPU ({}) is available: the generator, DUT and receiver share it, so the \
@@ -269,6 +280,11 @@ mod tests {
         assert_eq!(p.to_string(), "isolated: DUT CPUs 1-2, tester CPUs 0,3");
         let p = CpuPlan::choose(None, &online, &[0, 1]).unwrap();
         assert_eq!(p, isolated(&[1], &[0]));
+        // `all`: shared mode by choice, on every allowed CPU, no masks.
+        let p = CpuPlan::choose(Some("all"), &online, &[2, 0]).unwrap();
+        assert_eq!(p, CpuPlan::shared(&[0, 2]));
+        assert_eq!((p.dut_mask(), p.tester_mask()), ("0".into(), "0".into()));
+        assert_eq!(p.to_string(), "shared: DUT and tester on CPUs 0,2");
 
         let err = |list: &str, allowed: &[usize]| {
             let e = CpuPlan::choose(Some(list), &online, allowed).unwrap_err();

@@ -112,7 +112,8 @@ pub struct Args {
     #[arg(long = "prefix", value_name = "P")]
     pub prefix: Option<String>,
     /// The built-in lab's DUT CPUs; the generator and receiver run on the
-    /// others [default: the last CPU, or the last quarter from 8 CPUs on]
+    /// others [default: the last CPU, or the last quarter from 8 CPUs on]; all:
+    /// shared mode (no steering), for comparison
     #[arg(long = "dut-cpus", value_name = "LIST")]
     pub dut_cpus: Option<String>,
     #[command(flatten)]

@@ -48,7 +48,8 @@ struct UpArgs {
     queues: u16,
     /// CPUs that do the DUT's forwarding (RPS/XPS masks on d0 and d1); the
     /// generator and receiver get the others [default: the last CPU, or
-    /// the last quarter from 8 CPUs on; shared mode with one CPU]
+    /// the last quarter from 8 CPUs on; shared mode with one CPU]; all: shared
+    /// mode (no steering), for comparison
     #[arg(long, value_name = "LIST")]
     dut_cpus: Option<String>,
 }
