@@ -162,10 +162,7 @@ impl Campaign {
             .map(units::parse_link_speed)
             .transpose()?;
         let lab = lab_choice(&f.lab)?;
-        let io = match f.run.io.as_deref() {
-            Some(text) => text.parse()?,
-            None => lab.default_io(),
-        };
+        let chosen_io: Option<BenchIo> = f.run.io.as_deref().map(str::parse).transpose()?;
         let builtin = matches!(lab, LabChoice::Builtin { .. });
         let base = builtin.then(|| {
             lab.cpu_plan()
@@ -216,6 +213,15 @@ impl Campaign {
             }
             configs.push(config);
         }
+
+        // The XDP live-frame generator needs GRO on d0, which the built-in
+        // `gro-off` configuration turns off: a campaign with it uses the
+        // backend that works for every configuration.
+        let io = match chosen_io {
+            Some(io) => io,
+            None if configs.iter().any(|c| c.builtin && c.name == "gro-off") => BenchIo::Afpacket,
+            None => lab.default_io(),
+        };
 
         let r = &f.run;
         let iterations = r.iterations.unwrap_or(5);
@@ -526,6 +532,13 @@ mod tests {
         assert_eq!(c.plan().len(), 5);
         let c = parse("[run]\nio = \"afpacket\"\n").unwrap();
         assert_eq!(c.run.io, BenchIo::Afpacket);
+        // With `gro-off` among the configurations, XDP live frames cannot
+        // run them all: AF_PACKET, unless the campaign says otherwise.
+        let c =
+            parse("[[config]]\nname = \"forwarding\"\n[[config]]\nname = \"gro-off\"\n").unwrap();
+        assert_eq!(c.run.io, BenchIo::Afpacket);
+        let c = parse("[run]\nio = \"afxdp\"\n[[config]]\nname = \"gro-off\"\n").unwrap();
+        assert_eq!(c.run.io, BenchIo::Afxdp);
         // A DUT CPU that does not exist is a usage error naming it.
         let e = parse("[lab]\ndut_cpus = \"1023\"\n").unwrap_err();
         assert!(e.is_usage());
