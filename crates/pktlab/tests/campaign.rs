@@ -715,3 +715,47 @@ fn usage_errors_exit_2_with_one_line() {
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 }
+
+/// On a lab with a CPU plan, the configurations that change RPS or GRO
+/// revert to the plan's masks and to GRO on d0, not to the kernel's
+/// defaults: the state probe reads the same after each, and the plan still
+/// reads back.
+#[test]
+fn builtin_configurations_revert_to_the_cpu_plan() {
+    let p = Prefix::new();
+    let plan = pktlab_lab::CpuPlan::for_this_process(None).unwrap();
+    let (target, _) = Target::builtin(LabSpec {
+        prefix: p.0.clone(),
+        queues: 1,
+        cpus: Some(plan.clone()),
+    })
+    .unwrap();
+    let before = target.dut.state().unwrap();
+    let mask = plan.dut_mask();
+    assert!(
+        before.contains(&format!("/sys/class/net/d0/queues/rx-0/rps_cpus {mask}")),
+        "{before}"
+    );
+    assert!(
+        before.contains("d0 generic-receive-offload: on"),
+        "{before}"
+    );
+    assert!(
+        before.contains("d1 generic-receive-offload: off"),
+        "{before}"
+    );
+    let cpus = pktlab_lab::cpuload::cpu_count().unwrap();
+    for name in ["rps", "gro-off", "gro-on"] {
+        let c = builtin_config(name, &["d0", "d1"], cpus, &plan.builtin_base()).unwrap();
+        target.dut.apply(&c).unwrap();
+        assert_ne!(
+            target.dut.state().unwrap(),
+            before,
+            "{name} changed nothing"
+        );
+        target.dut.revert(&c, &before).unwrap();
+        assert_eq!(target.dut.state().unwrap(), before, "{name}");
+        let status = p.lab().cpu_status().unwrap().unwrap();
+        assert!(status.matches(&plan), "{name}: {status}");
+    }
+}
