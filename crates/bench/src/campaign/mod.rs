@@ -43,8 +43,10 @@ pub enum LabChoice {
     Builtin {
         prefix: String,
         queues: u16,
-        /// How the lab's CPUs are split between the DUT and the tester.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// How the lab's CPUs are split between the DUT and the tester;
+        /// recorded in env.json and every run header, not in the summary
+        /// (whose bytes stay those of folders written before the plan).
+        #[serde(skip)]
         cpus: Option<CpuPlan>,
     },
     Interfaces {
