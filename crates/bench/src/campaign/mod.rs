@@ -83,6 +83,16 @@ impl LabChoice {
         }
     }
 
+    /// This choice as `summary.json` records it: without the CPU plan,
+    /// which env.json and the run headers hold.
+    pub fn without_cpu_plan(&self) -> LabChoice {
+        let mut lab = self.clone();
+        if let LabChoice::Builtin { cpus, .. } = &mut lab {
+            *cpus = None;
+        }
+        lab
+    }
+
     /// The built-in lab's CPU plan.
     pub fn cpu_plan(&self) -> Option<&CpuPlan> {
         match self {
