@@ -7,7 +7,7 @@ use pktlab_lab::dut::{self, Dut, DutRunner};
 use pktlab_lab::envinfo::{self, NicFacts};
 use pktlab_lab::interrupts::{self, NicIrqMatch};
 use pktlab_lab::ports::{InterfaceLab, Port};
-use pktlab_lab::{BuiltinLab, IfRole, LabSpec, UpOutcome};
+use pktlab_lab::{BuiltinLab, CpuPlan, IfRole, LabSpec, UpOutcome};
 use serde::Serialize;
 
 use crate::BenchError;
@@ -41,6 +41,9 @@ pub struct Target {
     /// How to find the watched NICs' interrupts (none on veth).
     pub irqs: Vec<NicIrqMatch>,
     pub dut: Dut,
+    /// The built-in lab's CPU plan: the generator and receiver threads run
+    /// on its tester CPUs.
+    pub cpus: Option<CpuPlan>,
 }
 
 /// The built-in lab's DUT ports.
@@ -50,6 +53,8 @@ impl Target {
     /// The built-in lab for `spec`: brought up (or repaired), its DUT reset
     /// to `forwarding`. Returns what `up` did too.
     pub fn builtin(spec: LabSpec) -> Result<(Target, UpOutcome), BenchError> {
+        let cpus = spec.cpus.clone();
+        let base = cpus.as_ref().map(CpuPlan::builtin_base).unwrap_or_default();
         let lab = BuiltinLab::new(spec)?;
         let outcome = lab.up()?;
         let dut = Dut::new(
@@ -60,10 +65,13 @@ impl Target {
         );
         // A campaign killed with a configuration applied leaves it behind;
         // `up` repairs sysctls, routes and neighbours but knows nothing of
-        // nftables, RPS or GRO.
-        for line in dut::builtin_reset(&BUILTIN_DUT_IFACES) {
+        // nftables, RPS or GRO. The reset returns the DUT's ports to the
+        // CPU plan's masks and GRO; the tester's ports are not the DUT's
+        // business, so the plan is applied again as a whole.
+        for line in dut::builtin_reset(&BUILTIN_DUT_IFACES, &base) {
             dut.runner.run(&line)?;
         }
+        lab.steer()?;
         let problems = lab.problems()?;
         if !problems.is_empty() {
             return Err(BenchError::Trial(format!(
@@ -90,6 +98,7 @@ impl Target {
             watched,
             irqs: Vec::new(),
             dut,
+            cpus,
             kind: LabKind::Builtin(Box::new(lab)),
         };
         Ok((target.with_irqs()?, outcome))
@@ -123,6 +132,7 @@ impl Target {
             watched,
             irqs: Vec::new(),
             dut: Dut::new(lab.dut.clone(), state_probe),
+            cpus: None,
             kind: LabKind::Interfaces(lab),
         };
         target.with_irqs()
@@ -150,6 +160,15 @@ impl Target {
         match &self.kind {
             LabKind::Builtin(_) => BUILTIN_DUT_IFACES.iter().map(|s| s.to_string()).collect(),
             LabKind::Interfaces(l) => l.dut_ifaces.clone(),
+        }
+    }
+
+    /// CPUs the generator's and receiver's threads are pinned to (empty:
+    /// not pinned).
+    pub fn tester_cpus(&self) -> Vec<usize> {
+        match &self.cpus {
+            Some(p) if !p.is_shared() => p.tester_cpus.clone(),
+            _ => Vec::new(),
         }
     }
 

@@ -11,6 +11,7 @@ use pktlab_engine::recv::RecvConfig;
 use pktlab_engine::rx::{RxEvent, RxPlan, RxSummary};
 use pktlab_engine::tx::{TxEvent, TxPlan, TxSummary};
 use pktlab_engine::StopSignal;
+use pktlab_lab::softnet::{self, SoftnetCpu};
 
 use crate::endpoint::{BenchIo, Endpoint, Local};
 use crate::monitor::{self, IfaceCounters, Second};
@@ -80,6 +81,13 @@ pub struct TrialResult {
     pub rx: RxSummary,
     /// Every lab interface's counters over the trial.
     pub lab_counters: Vec<IfaceCounters>,
+    /// Per CPU over the trial: backlog packets processed, dropped and
+    /// squeezed (`/proc/net/softnet_stat`, the whole host's).
+    pub softnet: Vec<SoftnetCpu>,
+    /// Backlog drops on the DUT's CPUs (the built-in lab's CPU plan; every
+    /// CPU in shared mode): where an overloaded DUT loses frames. `None`
+    /// when the DUT is another machine.
+    pub dut_backlog_drops: Option<u64>,
     /// Per second from the generator's start: interface counters, per-CPU
     /// load and interrupts.
     #[serde(skip)]
@@ -176,6 +184,7 @@ fn one_trial(
             interval: settings.interval,
             netns: lab.gen.netns.clone(),
             iface: Some(lab.gen.iface.clone()),
+            cpus: lab.tester_cpus(),
             ..TxPlan::default()
         },
         xdp: Default::default(),
@@ -187,11 +196,13 @@ fn one_trial(
             interval: settings.interval,
             netns: lab.rcv.netns.clone(),
             iface: Some(lab.rcv.iface.clone()),
+            cpus: lab.tester_cpus(),
             ..RxPlan::default()
         },
         xdp: Default::default(),
     };
     let before = monitor::read_counters(&lab.watched)?;
+    let softnet_before = softnet::read()?;
     let rx_stop = StopSignal::new();
     let monitor_stop = AtomicBool::new(false);
     let (tx_events, rx_events) = mpsc::channel::<RxEvent>();
@@ -261,6 +272,11 @@ fn one_trial(
     let seconds = seconds?;
     let after = monitor::read_counters(&lab.watched)?;
     let lab_counters = monitor::counter_deltas(&before, &after);
+    let softnet = softnet::deltas(&softnet_before, &softnet::read()?);
+    let dut_backlog_drops = lab
+        .cpus
+        .as_ref()
+        .map(|p| softnet::dropped_on(&softnet, &p.dut_cpus));
 
     let (head, tail) = (settings.trim_head, settings.trim_tail);
     let forwarded_pps = run_value(&rx_samples, head, tail).ok_or_else(|| {
@@ -287,6 +303,8 @@ fn one_trial(
         tx,
         rx,
         lab_counters,
+        softnet,
+        dut_backlog_drops,
         seconds,
     })
 }

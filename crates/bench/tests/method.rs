@@ -77,11 +77,9 @@ fn a_two_trial_method_records_each_trial() {
         "name = \"m\"\n[lab]\nprefix = \"{prefix}\"\n[run]\niterations = 1\nduration = \"3s\"\n"
     );
     let campaign = Campaign::from_file(&CampaignFile::parse(&text).unwrap(), 2).unwrap();
-    let (target, _) = Target::builtin(LabSpec {
-        prefix: prefix.clone(),
-        queues: 1,
-    })
-    .unwrap();
+    // The campaign's own lab: its CPU plan, with GRO on d0 for its
+    // default generator (XDP live frames).
+    let (target, _) = Target::builtin(campaign.lab.builtin_spec().unwrap()).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let dir = ResultsDir::create(&tmp.path().join("out")).unwrap();
     let mut started = 0;
@@ -118,7 +116,8 @@ fn a_two_trial_method_records_each_trial() {
     for (name, rate) in names.iter().zip(RATES) {
         let l = lines(&trials.join(name));
         let h: Typed<RunHeader> = serde_json::from_str(&l[0]).unwrap();
-        assert_eq!((h.record.io.name(), h.record.iteration), ("afpacket", 1));
+        assert_eq!((h.record.io.name(), h.record.iteration), ("xdp", 1));
+        assert_eq!(h.record.generator.as_deref(), Some("xdp (live frames)"));
         let r: Typed<RunFigures> = serde_json::from_str(l.last().unwrap()).unwrap();
         assert_eq!(r.record.requested_pps, Some(rate), "{name}");
         assert_eq!(r.record.lost, 0, "{name}");
@@ -144,8 +143,12 @@ fn a_two_trial_method_records_each_trial() {
     // No exporter was given: the folder holds the data only.
     assert!(!dir.path.join("ministat.txt").exists());
     assert!(dir.path.join("forwarding.inet4.pps").exists());
-    pktlab_lab::BuiltinLab::new(LabSpec { prefix, queues: 1 })
-        .unwrap()
-        .down()
-        .unwrap();
+    pktlab_lab::BuiltinLab::new(LabSpec {
+        prefix,
+        queues: 1,
+        cpus: None,
+    })
+    .unwrap()
+    .down()
+    .unwrap();
 }

@@ -95,3 +95,33 @@ pub(crate) fn channels(name: &str) -> Result<Option<Channels>, IoError> {
     };
     Ok(ioctl(name, &mut c)?.then_some(c))
 }
+
+const ETHTOOL_GGRO: u32 = 0x2b;
+const ETHTOOL_SGRO: u32 = 0x2c;
+
+/// `struct ethtool_value` (linux/ethtool.h): the legacy one-flag commands.
+#[repr(C)]
+struct Value {
+    cmd: u32,
+    data: u32,
+}
+
+/// Whether generic receive offload is on, if the driver says. Asked of the
+/// calling thread's network namespace.
+pub fn gro(name: &str) -> Result<Option<bool>, IoError> {
+    let mut v = Value {
+        cmd: ETHTOOL_GGRO,
+        data: 0,
+    };
+    Ok(ioctl(name, &mut v)?.then_some(v.data != 0))
+}
+
+/// Turns generic receive offload on or off (what `ethtool -K NAME gro on`
+/// does); `Ok(false)` when the driver cannot. Needs CAP_NET_ADMIN.
+pub fn set_gro(name: &str, on: bool) -> Result<bool, IoError> {
+    let mut v = Value {
+        cmd: ETHTOOL_SGRO,
+        data: u32::from(on),
+    };
+    ioctl(name, &mut v)
+}

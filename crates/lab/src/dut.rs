@@ -404,6 +404,36 @@ fn rps_line(ifaces: &[&str], mask: &str) -> String {
     )
 }
 
+/// The built-in lab's DUT as `lab up` leaves it, which every revert returns
+/// to: the RPS mask of its ports (its CPU plan's, `0` without one) and the
+/// port with GRO on (d0, for the XDP live-frame generator), if any.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuiltinBase {
+    pub rps_mask: String,
+    pub gro_on: Option<String>,
+}
+
+impl Default for BuiltinBase {
+    /// No RPS, GRO off everywhere (veth's defaults).
+    fn default() -> BuiltinBase {
+        BuiltinBase {
+            rps_mask: "0".into(),
+            gro_on: None,
+        }
+    }
+}
+
+/// GRO back to `base`: on for its port, off for the others.
+fn gro_base_lines(ifaces: &[&str], base: &BuiltinBase) -> Vec<String> {
+    ifaces
+        .iter()
+        .map(|i| {
+            let on = base.gro_on.as_deref() == Some(*i);
+            format!("ethtool -K {i} gro {}", if on { "on" } else { "off" })
+        })
+        .collect()
+}
+
 fn gro_lines(ifaces: &[&str], on: bool) -> Vec<String> {
     let v = if on { "on" } else { "off" };
     ifaces
@@ -425,9 +455,14 @@ fn redirects_line(ifaces: &[&str], value: u8) -> String {
 /// host with `cpus` CPUs. Lines run in the DUT's namespace, where `ip netns
 /// exec` mounts the namespace's own `/sys`.
 ///
-/// The lab's `forwarding` state has no nftables ruleset, RPS off, GRO off
-/// (veth's default) and send_redirects off; every revert returns to it.
-pub fn builtin_config(name: &str, ifaces: &[&str], cpus: usize) -> Result<DutConfig, DutError> {
+/// The lab's `forwarding` state has no nftables ruleset, the RPS masks and
+/// GRO of `base`, and send_redirects off; every revert returns to it.
+pub fn builtin_config(
+    name: &str,
+    ifaces: &[&str],
+    cpus: usize,
+    base: &BuiltinBase,
+) -> Result<DutConfig, DutError> {
     let mut c = DutConfig::unchanged(name);
     c.builtin = true;
     match name {
@@ -457,15 +492,15 @@ pub fn builtin_config(name: &str, ifaces: &[&str], cpus: usize) -> Result<DutCon
         }
         "rps" => {
             c.apply.push(rps_line(ifaces, &cpu_mask(cpus)));
-            c.revert.push(rps_line(ifaces, "0"));
+            c.revert.push(rps_line(ifaces, &base.rps_mask));
         }
         "gro-off" => {
             c.apply.extend(gro_lines(ifaces, false));
-            c.revert.extend(gro_lines(ifaces, false));
+            c.revert.extend(gro_base_lines(ifaces, base));
         }
         "gro-on" => {
             c.apply.extend(gro_lines(ifaces, true));
-            c.revert.extend(gro_lines(ifaces, false));
+            c.revert.extend(gro_base_lines(ifaces, base));
         }
         "redirects-on" => {
             c.apply.push(redirects_line(ifaces, 1));
@@ -482,9 +517,12 @@ pub fn builtin_config(name: &str, ifaces: &[&str], cpus: usize) -> Result<DutCon
 
 /// Lines that bring the built-in lab's DUT back to `forwarding` from any
 /// built-in configuration (after a campaign was killed half-way, say).
-pub fn builtin_reset(ifaces: &[&str]) -> Vec<String> {
-    let mut v = vec!["nft flush ruleset".to_string(), rps_line(ifaces, "0")];
-    v.extend(gro_lines(ifaces, false));
+pub fn builtin_reset(ifaces: &[&str], base: &BuiltinBase) -> Vec<String> {
+    let mut v = vec![
+        "nft flush ruleset".to_string(),
+        rps_line(ifaces, &base.rps_mask),
+    ];
+    v.extend(gro_base_lines(ifaces, base));
     v.push(redirects_line(ifaces, 0));
     v
 }
@@ -571,25 +609,42 @@ mod tests {
     #[test]
     fn builtins() {
         for name in BUILTIN_NAMES {
-            let c = builtin_config(name, &["d0", "d1"], 2).unwrap();
+            let c = builtin_config(name, &["d0", "d1"], 2, &BuiltinBase::default()).unwrap();
             assert_eq!(c.name, name);
             assert!(c.builtin);
             c.validate().unwrap();
             // Everything applied is reverted.
             assert_eq!(c.apply.is_empty(), c.revert.is_empty(), "{name}");
         }
-        let rps = builtin_config("rps", &["d0", "d1"], 2).unwrap();
+        let base = BuiltinBase {
+            rps_mask: "2".into(),
+            gro_on: Some("d0".into()),
+        };
+        let rps = builtin_config("rps", &["d0", "d1"], 2, &base).unwrap();
+        assert_eq!(
+            rps.revert,
+            ["for f in /sys/class/net/d0/queues/rx-*/rps_cpus /sys/class/net/d1/queues/rx-*/rps_cpus; do echo 2 > \"$f\"; done"]
+        );
+        let gro = builtin_config("gro-off", &["d0", "d1"], 2, &base).unwrap();
+        assert_eq!(
+            gro.apply,
+            ["ethtool -K d0 gro off", "ethtool -K d1 gro off"]
+        );
+        assert_eq!(
+            gro.revert,
+            ["ethtool -K d0 gro on", "ethtool -K d1 gro off"]
+        );
         assert_eq!(
             rps.apply,
             ["for f in /sys/class/net/d0/queues/rx-*/rps_cpus /sys/class/net/d1/queues/rx-*/rps_cpus; do echo 3 > \"$f\"; done"]
         );
-        let red = builtin_config("redirects-on", &["d0", "d1"], 2).unwrap();
+        let red = builtin_config("redirects-on", &["d0", "d1"], 2, &base).unwrap();
         assert_eq!(
             red.revert,
             ["sysctl -qw net.ipv4.conf.all.send_redirects=0 net.ipv4.conf.default.send_redirects=0 \
               net.ipv4.conf.d0.send_redirects=0 net.ipv4.conf.d1.send_redirects=0"]
         );
-        let e = builtin_config("pf", &["d0"], 2).unwrap_err();
+        let e = builtin_config("pf", &["d0"], 2, &base).unwrap_err();
         assert!(e.is_usage());
         assert_eq!(
             e.to_string(),

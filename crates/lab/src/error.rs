@@ -17,6 +17,9 @@ pub enum LabError {
     /// A queue count out of range (bad input, exit code 2).
     #[error("invalid queue count {0}: use 1 to {max}", max = crate::MAX_QUEUES)]
     BadQueues(u16),
+    /// A CPU plan that cannot be used (bad input, exit code 2).
+    #[error("{0}")]
+    BadCpus(String),
     /// The caller is not root; the message says what needed root.
     #[error("{0}")]
     NotRoot(String),
@@ -71,7 +74,7 @@ impl LabError {
     /// runtime failures (exit code 1).
     pub fn is_usage(&self) -> bool {
         match self {
-            LabError::BadName { .. } | LabError::BadQueues(_) => true,
+            LabError::BadName { .. } | LabError::BadQueues(_) | LabError::BadCpus(_) => true,
             LabError::Cleanup { error, .. } => error.is_usage(),
             _ => false,
         }

@@ -7,8 +7,9 @@
 //! - [`BuiltinLab`]: the lab itself: `up`, `down`, `status`, `counters`;
 //! - [`dut`]: DUT configurations and where their commands run;
 //! - [`ports`]: labs on existing interfaces;
-//! - [`cpuload`], [`interrupts`], [`envinfo`]: per-CPU load, NIC interrupts
-//!   and the facts (kernel, CPU, drivers) that go with results.
+//! - [`cpuload`], [`interrupts`], [`softnet`], [`envinfo`]: per-CPU load, NIC
+//!   interrupts, per-CPU backlog drops and the facts (kernel, CPU, drivers)
+//!   that go with results.
 
 mod builtin;
 pub mod cidr;
@@ -23,13 +24,14 @@ pub mod netns;
 pub mod observe;
 pub mod ports;
 pub mod runner;
+pub mod softnet;
 pub mod sysctl;
 
 pub use builtin::{
-    gen_side_nets, rcv_side_nets, BuiltinLab, IfRole, IfStatus, LabIfCounters, LabIface, LabSpec,
-    LabState, LabStatus, NsRole, NsStatus, Queues, UpOutcome, DEFAULT_PREFIX, GEN_SIDE_NEXT_HOP4,
-    GEN_SIDE_NEXT_HOP6, IPV4_PREFIX_LEN, IPV6_PREFIX_LEN, MAX_PREFIX_LEN, RCV_SIDE_NEXT_HOP4,
-    RCV_SIDE_NEXT_HOP6,
+    gen_side_nets, mask_text, online_cpus, parse_mask, rcv_side_nets, BuiltinLab, CpuMode, CpuPlan,
+    CpuStatus, IfRole, IfStatus, IfSteering, LabIfCounters, LabIface, LabSpec, LabState, LabStatus,
+    NsRole, NsStatus, Queues, UpOutcome, DEFAULT_PREFIX, GEN_SIDE_NEXT_HOP4, GEN_SIDE_NEXT_HOP6,
+    IPV4_PREFIX_LEN, IPV6_PREFIX_LEN, MAX_PREFIX_LEN, RCV_SIDE_NEXT_HOP4, RCV_SIDE_NEXT_HOP6,
 };
 pub use error::LabError;
 

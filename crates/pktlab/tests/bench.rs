@@ -2,7 +2,17 @@
 
 mod common;
 
+use std::sync::{Mutex, MutexGuard};
+
 use common::{pktlab, Lab};
+
+/// One bench at a time in this file. Each lab's DUT forwards on the CPU
+/// plan's DUT CPUs, whose backlogs every namespace shares: a full-speed
+/// run in one lab would drop the frames of a lossless run in another.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static BENCH: Mutex<()> = Mutex::new(());
+    BENCH.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn results_dir(tag: &str) -> tempfile::TempDir {
     tempfile::Builder::new()
@@ -13,6 +23,7 @@ fn results_dir(tag: &str) -> tempfile::TempDir {
 
 #[test]
 fn two_short_runs_print_a_ministat_summary() {
+    let _alone = one_at_a_time();
     let lab = Lab::up();
     let dir = results_dir("text");
     let out_dir = dir.path().join("out");
@@ -66,6 +77,7 @@ fn two_short_runs_print_a_ministat_summary() {
 
 #[test]
 fn json_runs_and_summary() {
+    let _alone = one_at_a_time();
     let lab = Lab::up();
     let dir = results_dir("json");
     let out_dir = dir.path().join("out");
@@ -112,6 +124,7 @@ fn json_runs_and_summary() {
 
 #[test]
 fn the_io_backend_comes_from_the_command_line_and_is_recorded() {
+    let _alone = one_at_a_time();
     let lab = Lab::up();
     let dir = results_dir("io");
     let out_dir = dir.path().join("out");
@@ -148,4 +161,203 @@ fn the_io_backend_comes_from_the_command_line_and_is_recorded() {
     assert_eq!(head["io"], "afxdp");
     let saved = std::fs::read_to_string(out_dir.join("campaign.toml")).unwrap();
     assert!(saved.contains("io = \"afxdp\""), "{saved}");
+}
+
+/// The last line of a run file: the run's result.
+fn result_of(out_dir: &std::path::Path) -> (serde_json::Value, serde_json::Value) {
+    let runs = out_dir.join("runs");
+    let file = std::fs::read_dir(&runs)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(file).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (lines[0].clone(), lines.last().unwrap().clone())
+}
+
+fn counter(result: &serde_json::Value, iface: &str, key: &str) -> u64 {
+    result["lab_counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["iface"] == iface)
+        .unwrap()[key]
+        .as_u64()
+        .unwrap()
+}
+
+/// At full speed on the isolated lab the tester outruns the DUT, as a
+/// separate generator outruns a router: the DUT drops the excess at its
+/// CPU's backlog, and every frame lost is such a drop. Nothing here
+/// depends on how fast the machine is: on a machine whose DUT CPU keeps up
+/// with the generator's CPU, nothing is lost and nothing dropped.
+#[test]
+fn full_speed_on_the_isolated_lab_loses_frames_at_the_dut_backlog() {
+    let _alone = one_at_a_time();
+    let lab = Lab::up();
+    let dir = results_dir("flood");
+    let out_dir = dir.path().join("out");
+    let r = common::pktlab_on(
+        "0,1",
+        &[
+            "bench",
+            "-t",
+            "3",
+            "-N",
+            "1",
+            "--warmup",
+            "0s",
+            "--tail",
+            "0s",
+            "--prefix",
+            &lab.prefix,
+            "-o",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .contains("CPU plan isolated: DUT CPUs 1, tester CPUs 0; generator xdp\n"),
+        "{}",
+        r.stdout
+    );
+    let (head, res) = result_of(&out_dir);
+    assert_eq!(head["generator"], "xdp (live frames)");
+    assert_eq!(head["cpu_plan"]["dut_cpus"], serde_json::json!([1]));
+    let sent = res["tx"]["packets"].as_u64().unwrap();
+    let received = res["rx"]["packets"].as_u64().unwrap();
+    let lost = res["lost"].as_u64().unwrap();
+    assert!(sent > 0);
+    assert_eq!(lost, sent - received);
+    let drops = res["dut_backlog_drops"].as_u64().unwrap();
+    let cpu1 = res["softnet"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["cpu"] == 1)
+        .unwrap()["dropped"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(drops, cpu1, "the DUT CPUs' drops are CPU 1's");
+    // This lab's own drop count: veth counts a frame its receiver's
+    // backlog refused in d0's rx_dropped. The receiver side drops nothing
+    // (r0 and the receiver's ring keep up with what one DUT CPU forwards).
+    let d0_dropped = counter(&res, "d0", "rx_dropped");
+    assert_eq!(counter(&res, "r0", "rx_dropped"), 0);
+    assert_eq!(res["rx"]["ring_drops"], 0);
+    // Every lost frame was dropped by the DUT on the way in, and nothing
+    // that arrived was dropped by it.
+    assert_eq!(lost, d0_dropped, "lost frames are d0's drops");
+    // The host-wide softnet counter saw those drops on the DUT's CPU. It
+    // also counts any other namespace's drops on that CPU (none while this
+    // test runs alone), so it is at least the lost count, and at most that
+    // plus 1% for whatever else this host did meanwhile.
+    assert!(drops >= lost, "DUT backlog drops {drops} < lost {lost}");
+    assert!(
+        drops <= lost + lost / 100,
+        "DUT backlog drops {drops} far above lost {lost}"
+    );
+    if lost > 0 {
+        // Overloaded: the generator offered more than the DUT forwarded,
+        // and the run line says where the loss happened.
+        let offered = res["offered_pps"].as_f64().unwrap();
+        let forwarded = res["forwarded_pps"].as_f64().unwrap();
+        assert!(
+            offered > forwarded,
+            "offered {offered} forwarded {forwarded}"
+        );
+        assert!(
+            r.stdout.contains(&format!(", DUT backlog drops {drops}\n")),
+            "{}",
+            r.stdout
+        );
+    } else {
+        assert!(!r.stdout.contains("DUT backlog drops"), "{}", r.stdout);
+    }
+}
+
+/// With one allowed CPU there is nothing to isolate: shared mode, one line
+/// saying so, and the run completes with no masks and no pinning.
+#[test]
+fn one_cpu_runs_in_shared_mode() {
+    let _alone = one_at_a_time();
+    let lab = Lab::up();
+    let dir = results_dir("onecpu");
+    let out_dir = dir.path().join("out");
+    let r = common::pktlab_on(
+        "0",
+        &[
+            "bench",
+            "-t",
+            "2",
+            "-N",
+            "1",
+            "--warmup",
+            "0s",
+            "--tail",
+            "0s",
+            "-R",
+            "20kpps",
+            "--prefix",
+            &lab.prefix,
+            "-o",
+            out_dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let shared: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.contains("shared mode"))
+        .collect();
+    assert_eq!(
+        shared,
+        ["pktlab: only 1 CPU (0) is available: the generator, DUT and receiver share it, so the \
+          DUT cannot be isolated and figures are the whole machine's speed (shared mode)"],
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stdout
+            .contains("CPU plan shared: DUT and tester on CPUs 0; generator xdp\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("[1/1] forwarding inet4 #1: forwarded "),
+        "{}",
+        r.stdout
+    );
+    let (head, res) = result_of(&out_dir);
+    assert_eq!(head["cpu_plan"]["mode"], "shared");
+    let env: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("env.json")).unwrap()).unwrap();
+    assert_eq!(env["cpu_plan"]["mode"], "shared");
+    // Every thread ran on the one CPU it was allowed.
+    for t in ["tx", "rx"] {
+        for thread in res[t]["threads"].as_array().unwrap() {
+            assert!(
+                thread["cpu"].is_null() || thread["cpu"] == 0,
+                "{t}: {thread}"
+            );
+        }
+    }
+    assert!(res["rx"]["packets"].as_u64().unwrap() > 0);
+    let status = common::pktlab(&["lab", "status", "--prefix", &lab.prefix]);
+    assert!(
+        status
+            .stdout
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("CPU plan: shared (no RPS/XPS masks)"),
+        "{}",
+        status.stdout
+    );
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use pktlab_bench::campaign::results::{self, ResultsDir};
 use pktlab_bench::target::Target;
-use pktlab_lab::dut::{builtin_config, BUILTIN_NAMES};
+use pktlab_lab::dut::{builtin_config, BuiltinBase, BUILTIN_NAMES};
 use pktlab_lab::{netns, BuiltinLab, LabSpec};
 use serde_json::Value;
 
@@ -41,6 +41,7 @@ impl Prefix {
         BuiltinLab::new(LabSpec {
             prefix: self.0.clone(),
             queues: 1,
+            cpus: None,
         })
         .unwrap()
     }
@@ -205,9 +206,39 @@ fn two_configurations_three_iterations() {
         assert_eq!(head["traffic"], "inet4");
         assert_eq!(head["iteration"].to_string(), parts[2]);
         assert!(head["config_text"].is_string());
-        // The backend is recorded: AF_PACKET unless asked otherwise.
-        assert_eq!(head["io"], "afpacket");
-        assert_eq!(last["tx"]["backend"], "afpacket");
+        // The backend is recorded: on the built-in lab, the XDP live-frame
+        // generator unless asked otherwise, run as the header says.
+        assert_eq!(head["io"], "xdp");
+        assert_eq!(head["generator"], "xdp (live frames)");
+        assert_eq!(last["tx"]["backend"], "xdp (live frames)");
+        // The CPU plan of this process's allowed CPUs, as in env.json.
+        let plan = pktlab_lab::CpuPlan::for_this_process(None).unwrap();
+        assert_eq!(head["cpu_plan"], serde_json::to_value(&plan).unwrap());
+        assert_eq!(head["cpu_plan"], env["cpu_plan"]);
+        // The generator's and receiver's threads ran on tester CPUs (and
+        // unpinned in shared mode).
+        let tester = match plan.is_shared() {
+            false => serde_json::to_value(&plan.tester_cpus).unwrap(),
+            true => serde_json::json!([null]),
+        };
+        let tester = tester.as_array().unwrap();
+        for t in ["tx", "rx"] {
+            for thread in last[t]["threads"].as_array().unwrap() {
+                assert!(tester.contains(&thread["cpu"]), "{t}: {thread}");
+            }
+        }
+        // Per-CPU softnet deltas, and the DUT CPUs' drops summed from them.
+        let softnet = last["softnet"].as_array().unwrap();
+        assert_eq!(softnet.len(), cpus, "{softnet:?}");
+        let dut_drops: u64 = softnet
+            .iter()
+            .filter(|c| {
+                plan.dut_cpus
+                    .contains(&(c["cpu"].as_u64().unwrap() as usize))
+            })
+            .map(|c| c["dropped"].as_u64().unwrap())
+            .sum();
+        assert_eq!(last["dut_backlog_drops"].as_u64(), Some(dut_drops));
         assert_eq!(last["type"], "result");
         let seconds: Vec<&Value> = lines.iter().filter(|l| l["type"] == "second").collect();
         assert!(seconds.len() >= 2, "{name}: {} seconds", seconds.len());
@@ -533,6 +564,7 @@ fn builtin_configurations_apply_and_revert_exactly() {
     let (target, _) = Target::builtin(LabSpec {
         prefix: p.0.clone(),
         queues: 1,
+        cpus: None,
     })
     .unwrap();
     let before = target.dut.state().unwrap();
@@ -544,7 +576,7 @@ fn builtin_configurations_apply_and_revert_exactly() {
     let dut_ns = p.ns("dut");
     let sh = |line: &str| netns::run_in(&dut_ns, &["sh", "-c", line]).unwrap();
     for name in BUILTIN_NAMES {
-        let c = builtin_config(name, &["d0", "d1"], cpus).unwrap();
+        let c = builtin_config(name, &["d0", "d1"], cpus, &BuiltinBase::default()).unwrap();
         target.dut.apply(&c).unwrap();
         let during = target.dut.state().unwrap();
         match name {
@@ -682,5 +714,49 @@ fn usage_errors_exit_2_with_one_line() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.starts_with(&msg), "{args:?}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
+
+/// On a lab with a CPU plan, the configurations that change RPS or GRO
+/// revert to the plan's masks and to GRO on d0, not to the kernel's
+/// defaults: the state probe reads the same after each, and the plan still
+/// reads back.
+#[test]
+fn builtin_configurations_revert_to_the_cpu_plan() {
+    let p = Prefix::new();
+    let plan = pktlab_lab::CpuPlan::for_this_process(None).unwrap();
+    let (target, _) = Target::builtin(LabSpec {
+        prefix: p.0.clone(),
+        queues: 1,
+        cpus: Some(plan.clone()),
+    })
+    .unwrap();
+    let before = target.dut.state().unwrap();
+    let mask = plan.dut_mask();
+    assert!(
+        before.contains(&format!("/sys/class/net/d0/queues/rx-0/rps_cpus {mask}")),
+        "{before}"
+    );
+    assert!(
+        before.contains("d0 generic-receive-offload: on"),
+        "{before}"
+    );
+    assert!(
+        before.contains("d1 generic-receive-offload: off"),
+        "{before}"
+    );
+    let cpus = pktlab_lab::cpuload::cpu_count().unwrap();
+    for name in ["rps", "gro-off", "gro-on"] {
+        let c = builtin_config(name, &["d0", "d1"], cpus, &plan.builtin_base()).unwrap();
+        target.dut.apply(&c).unwrap();
+        assert_ne!(
+            target.dut.state().unwrap(),
+            before,
+            "{name} changed nothing"
+        );
+        target.dut.revert(&c, &before).unwrap();
+        assert_eq!(target.dut.state().unwrap(), before, "{name}");
+        let status = p.lab().cpu_status().unwrap().unwrap();
+        assert!(status.matches(&plan), "{name}: {status}");
     }
 }

@@ -46,6 +46,7 @@ impl Prefix {
         BuiltinLab::new(LabSpec {
             prefix: self.0.clone(),
             queues: 1,
+            cpus: None,
         })
         .unwrap()
     }
@@ -872,4 +873,205 @@ fn interface_names_in_the_callers_namespace_do_not_clash() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(links(), before);
     assert_eq!(status_json(&p.0)["state"], "up");
+}
+
+/// Runs pktlab on CPUs `cpus` only (`taskset -c`), so that the CPUs it
+/// may use, and with them its default CPU plan, are known.
+fn pktlab_on(cpus: &str, args: &[&str]) -> Run {
+    finish(
+        Command::new("taskset")
+            .args(["-c", cpus, PKTLAB])
+            .args(args)
+            .output()
+            .unwrap(),
+    )
+}
+
+/// A sysfs CPU bitmap (`2`, `00000002`, `0,00000002`) as a number.
+fn mask_value(text: &str) -> u64 {
+    u64::from_str_radix(&text.trim().replace(',', ""), 16).unwrap()
+}
+
+/// Every `rps_cpus` (`rx-N`) and, with `xps`, `xps_cpus` (`tx-N`) of the
+/// lab's four ports, read from sysfs inside their namespaces.
+fn masks(p: &Prefix, xps: bool) -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    for (ns, iface) in [("gen", "g0"), ("dut", "d0"), ("dut", "d1"), ("rcv", "r0")] {
+        let files = if xps {
+            "*/[rx]ps_cpus"
+        } else {
+            "rx-*/rps_cpus"
+        };
+        let script = format!("grep -H . /sys/class/net/{iface}/queues/{files}");
+        let out = netns::run_in(&p.ns(ns), &["sh", "-c", &script]).unwrap();
+        for line in out.lines() {
+            let (path, value) = line.split_once(':').unwrap();
+            let short = path
+                .trim_start_matches("/sys/class/net/")
+                .replace("/queues/", " ");
+            m.insert(short, mask_value(value));
+        }
+    }
+    m
+}
+
+fn gro_on_d0(p: &Prefix) -> bool {
+    let out = netns::run_in(&p.ns("dut"), &["ethtool", "-k", "d0"]).unwrap();
+    out.contains("generic-receive-offload: on")
+}
+
+#[test]
+fn cpu_plan_masks_read_back_status_shows_it_down_removes_all() {
+    let p = Prefix::new();
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    assert_ne!(
+        online.trim(),
+        "0",
+        "this test needs a machine with 2 CPUs or more"
+    );
+    let before = host_links();
+
+    // Allowed CPUs 0 and 1: the DUT gets the last (1), the tester CPU 0.
+    let r = pktlab_on("0,1", &["lab", "up", "--prefix", &p.0]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.stderr, "");
+    assert!(
+        r.stdout.contains(
+            "  CPU plan isolated: DUT CPUs 1, tester CPUs 0; GRO on d0 (for gen --io xdp)\n"
+        ),
+        "{}",
+        r.stdout
+    );
+    let want: BTreeMap<String, u64> = [
+        ("g0 rx-0/rps_cpus", 0b01),
+        ("d0 rx-0/rps_cpus", 0b10),
+        ("d1 rx-0/rps_cpus", 0b10),
+        ("r0 rx-0/rps_cpus", 0b01),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(masks(&p, false), want);
+    assert!(gro_on_d0(&p));
+    let text = ok(&["lab", "status", "--prefix", &p.0]);
+    assert_eq!(
+        text.lines().nth(1),
+        Some("CPU plan: isolated: DUT CPUs 1 (RPS on d0 d1), tester CPUs 0 (RPS on g0 r0); GRO on d0 on"),
+        "{text}"
+    );
+    let json = status_json(&p.0);
+    assert_eq!(json["cpus"]["plan"]["mode"], "isolated");
+    assert_eq!(json["cpus"]["plan"]["dut_cpus"], serde_json::json!([1]));
+    assert_eq!(json["cpus"]["plan"]["tester_cpus"], serde_json::json!([0]));
+    assert_eq!(json["cpus"]["gro_d0"], true);
+
+    // The same plan again: nothing to do.
+    let r = pktlab_on("0,1", &["lab", "up", "--prefix", &p.0]);
+    assert_eq!(
+        r.stdout,
+        format!("lab {} is already up; nothing changed\n", p.0)
+    );
+    // Another plan on the running lab is applied, and says what it replaced.
+    let r = pktlab_on("0,1", &["lab", "up", "--prefix", &p.0, "--dut-cpus", "0"]);
+    assert_eq!(
+        r.stdout,
+        format!(
+            "lab {} was up with another CPU plan (isolated: DUT CPUs 1, tester CPUs 0); \
+             applied CPU plan isolated: DUT CPUs 0, tester CPUs 1\n",
+            p.0
+        )
+    );
+    let swapped: BTreeMap<String, u64> = want.iter().map(|(k, v)| (k.clone(), v ^ 0b11)).collect();
+    assert_eq!(masks(&p, false), swapped);
+
+    // Two queues per port: every RX queue gets the RPS mask, every TX
+    // queue the XPS mask of its side.
+    let r = pktlab_on("0,1", &["lab", "up", "--prefix", &p.0, "--queues", "2"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let m = masks(&p, true);
+    assert_eq!(m.len(), 16, "{m:?}");
+    for (file, mask) in &m {
+        let want = if file.starts_with('d') { 0b10 } else { 0b01 };
+        assert_eq!(*mask, want, "{file}");
+    }
+    let text = ok(&["lab", "status", "--prefix", &p.0]);
+    assert!(
+        text.contains(
+            "CPU plan: isolated: DUT CPUs 1 (RPS/XPS on d0 d1), tester CPUs 0 (RPS/XPS on g0 r0)"
+        ),
+        "{text}"
+    );
+
+    ok(&["lab", "down", "--prefix", &p.0]);
+    assert_eq!(p.existing(), Vec::<String>::new());
+    let lab_macs: Vec<String> = p.lab().ifaces().iter().map(|i| format_mac(i.mac)).collect();
+    for (name, mac) in host_links().difference(&before) {
+        assert!(
+            !lab_macs.contains(mac),
+            "stray link on the host: {name} {mac}"
+        );
+    }
+}
+
+#[test]
+fn one_cpu_is_shared_mode_with_one_line_saying_so() {
+    let p = Prefix::new();
+    let r = pktlab_on("0", &["lab", "up", "--prefix", &p.0]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        r.stderr,
+        "pktlab: only 1 CPU (0) is available: the generator, DUT and receiver share it, so the DUT \
+         cannot be isolated and figures are the whole machine's speed (shared mode)\n"
+    );
+    assert!(
+        r.stdout
+            .contains("  CPU plan shared: DUT and tester on CPUs 0;"),
+        "{}",
+        r.stdout
+    );
+    assert!(masks(&p, false).values().all(|&m| m == 0));
+    // GRO is on all the same: the XDP generator needs it whatever the plan.
+    assert!(gro_on_d0(&p));
+    let text = ok(&["lab", "status", "--prefix", &p.0]);
+    assert!(
+        text.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("CPU plan: shared (no RPS/XPS masks)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn dut_cpus_that_cannot_be_used_are_one_line_and_exit_2() {
+    let p = Prefix::new();
+    for (cpus, list, want) in [
+        ("0,1", "4096", "pktlab: invalid CPU list '4096': CPU 4096 is beyond 1023\n"),
+        ("0,1", "0-1", "pktlab: --dut-cpus 0-1: that leaves no CPU for the generator and receiver (allowed CPUs: 0-1)\n"),
+        ("0", "1", "pktlab: --dut-cpus 1: CPU 1 is not allowed for this process (allowed CPUs: 0)\n"),
+        ("0", "x", "pktlab: invalid CPU list 'x': 'x' is not a CPU number\n"),
+    ] {
+        let r = pktlab_on(cpus, &["lab", "up", "--prefix", &p.0, "--dut-cpus", list]);
+        assert_eq!((r.code, r.stderr.as_str(), r.stdout.as_str()), (2, want, ""), "{list}");
+    }
+    // A CPU beyond the machine's: named as such.
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let last: usize = online
+        .trim()
+        .rsplit(['-', ','])
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let beyond = (last + 1).to_string();
+    let r = pktlab(&["lab", "up", "--prefix", &p.0, "--dut-cpus", &beyond]);
+    assert_eq!(r.code, 2);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "pktlab: --dut-cpus {beyond}: CPU {beyond} does not exist (this machine's CPUs: {})\n",
+            online.trim()
+        )
+    );
+    assert!(p.existing().is_empty(), "nothing is built on bad input");
 }

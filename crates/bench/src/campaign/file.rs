@@ -8,6 +8,7 @@
 //! [lab]                      # the built-in lab by default
 //! kind = "builtin"           # or "interfaces"
 //! prefix = "pktlab"
+//! dut_cpus = "1"             # the DUT's CPUs; the generator and receiver get the rest
 //! link_speed = "10Gbps"      # for rates in % and the sweep table's line rate
 //!
 //! [run]
@@ -62,6 +63,10 @@ pub struct LabSection {
     /// Built-in lab: queues per veth.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queues: Option<u16>,
+    /// Built-in lab: the DUT's CPUs (`1`, `6-7`); the tester gets the
+    /// others. Default: the last CPU, or the last quarter from 8 CPUs on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dut_cpus: Option<String>,
     /// `10Gbps`, ...: for rates in % and the sweep's line rate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link_speed: Option<String>,

@@ -20,10 +20,10 @@ pub mod summary;
 
 use std::time::Duration;
 
-use pktlab_lab::dut::{self, DutConfig, DutRunner};
+use pktlab_lab::dut::{self, BuiltinBase, DutConfig, DutRunner};
 use pktlab_lab::mac::parse_mac;
 use pktlab_lab::ports::{InterfaceLab, Port};
-use pktlab_lab::LabSpec;
+use pktlab_lab::{CpuPlan, LabSpec};
 use pktlab_wire::size::SizeMix;
 use pktlab_wire::units;
 use serde::{Deserialize, Serialize};
@@ -43,6 +43,11 @@ pub enum LabChoice {
     Builtin {
         prefix: String,
         queues: u16,
+        /// How the lab's CPUs are split between the DUT and the tester;
+        /// recorded in env.json and every run header, not in the summary
+        /// (whose bytes stay those of folders written before the plan).
+        #[serde(skip)]
+        cpus: Option<CpuPlan>,
     },
     Interfaces {
         #[serde(flatten)]
@@ -52,20 +57,46 @@ pub enum LabChoice {
 }
 
 impl LabChoice {
-    /// The I/O backend of a campaign that names none: AF_PACKET, which
-    /// works on every interface.
+    /// The I/O backend of a campaign that names none: on the built-in lab
+    /// the fastest generator it supports, the XDP live-frame generator
+    /// (`lab up` turns GRO on on d0 for it), so that the tester outruns
+    /// the DUT; AF_PACKET, which works on every interface, elsewhere.
     pub fn default_io(&self) -> BenchIo {
         match self {
-            LabChoice::Builtin { .. } | LabChoice::Interfaces { .. } => BenchIo::Afpacket,
+            LabChoice::Builtin { .. } => BenchIo::Xdp,
+            LabChoice::Interfaces { .. } => BenchIo::Afpacket,
         }
     }
 
     pub fn builtin_spec(&self) -> Option<LabSpec> {
         match self {
-            LabChoice::Builtin { prefix, queues } => Some(LabSpec {
+            LabChoice::Builtin {
+                prefix,
+                queues,
+                cpus,
+            } => Some(LabSpec {
                 prefix: prefix.clone(),
                 queues: *queues,
+                cpus: cpus.clone(),
             }),
+            LabChoice::Interfaces { .. } => None,
+        }
+    }
+
+    /// This choice as `summary.json` records it: without the CPU plan,
+    /// which env.json and the run headers hold.
+    pub fn without_cpu_plan(&self) -> LabChoice {
+        let mut lab = self.clone();
+        if let LabChoice::Builtin { cpus, .. } = &mut lab {
+            *cpus = None;
+        }
+        lab
+    }
+
+    /// The built-in lab's CPU plan.
+    pub fn cpu_plan(&self) -> Option<&CpuPlan> {
+        match self {
+            LabChoice::Builtin { cpus, .. } => cpus.as_ref(),
             LabChoice::Interfaces { .. } => None,
         }
     }
@@ -143,11 +174,13 @@ impl Campaign {
             .map(units::parse_link_speed)
             .transpose()?;
         let lab = lab_choice(&f.lab)?;
-        let io = match f.run.io.as_deref() {
-            Some(text) => text.parse()?,
-            None => lab.default_io(),
-        };
+        let chosen_io: Option<BenchIo> = f.run.io.as_deref().map(str::parse).transpose()?;
         let builtin = matches!(lab, LabChoice::Builtin { .. });
+        let base = builtin.then(|| {
+            lab.cpu_plan()
+                .map(CpuPlan::builtin_base)
+                .unwrap_or_default()
+        });
 
         let mut traffics = Vec::new();
         let mut sweeps = Vec::new();
@@ -183,7 +216,7 @@ impl Campaign {
         };
         let mut configs = Vec::new();
         for c in &sections {
-            let config = dut_config(c, builtin, cpus)?;
+            let config = dut_config(c, base.as_ref(), cpus)?;
             if configs.iter().any(|o: &DutConfig| o.name == config.name) {
                 return Err(usage(format!(
                     "configuration '{}' is defined twice",
@@ -192,6 +225,15 @@ impl Campaign {
             }
             configs.push(config);
         }
+
+        // The XDP live-frame generator needs GRO on d0, which the built-in
+        // `gro-off` configuration turns off: a campaign with it uses the
+        // backend that works for every configuration.
+        let io = match chosen_io {
+            Some(io) => io,
+            None if configs.iter().any(|c| c.builtin && c.name == "gro-off") => BenchIo::Afpacket,
+            None => lab.default_io(),
+        };
 
         let r = &f.run;
         let iterations = r.iterations.unwrap_or(5);
@@ -275,16 +317,23 @@ fn lab_choice(l: &LabSection) -> Result<LabChoice, BenchError> {
                 .clone()
                 .unwrap_or_else(|| pktlab_lab::DEFAULT_PREFIX.into());
             let queues = l.queues.unwrap_or(1);
+            let cpus = CpuPlan::for_this_process(l.dut_cpus.as_deref())?;
             pktlab_lab::BuiltinLab::new(LabSpec {
                 prefix: prefix.clone(),
                 queues,
+                cpus: Some(cpus.clone()),
             })?;
-            Ok(LabChoice::Builtin { prefix, queues })
+            Ok(LabChoice::Builtin {
+                prefix,
+                queues,
+                cpus: Some(cpus),
+            })
         }
         "interfaces" => {
             for (key, set) in [
                 ("prefix", l.prefix.is_some()),
                 ("queues", l.queues.is_some()),
+                ("dut_cpus", l.dut_cpus.is_some()),
             ] {
                 if set {
                     return Err(usage(format!("[lab] {key} is for the built-in lab")));
@@ -435,12 +484,21 @@ fn traffic_profiles(
     }
 }
 
-fn dut_config(c: &ConfigSection, builtin_lab: bool, cpus: usize) -> Result<DutConfig, BenchError> {
+fn dut_config(
+    c: &ConfigSection,
+    builtin: Option<&BuiltinBase>,
+    cpus: usize,
+) -> Result<DutConfig, BenchError> {
     check_name("configuration", &c.name)?;
     let has_commands =
         !c.apply.is_empty() || !c.revert.is_empty() || c.reboot.is_some() || c.wait.is_some();
-    if !has_commands && builtin_lab {
-        return Ok(dut::builtin_config(&c.name, &BUILTIN_DUT_IFACES, cpus)?);
+    if let (false, Some(base)) = (has_commands, builtin) {
+        return Ok(dut::builtin_config(
+            &c.name,
+            &BUILTIN_DUT_IFACES,
+            cpus,
+            base,
+        )?);
     }
     let mut config = DutConfig::unchanged(&c.name);
     config.apply = c.apply.clone();
@@ -477,10 +535,29 @@ mod tests {
         assert_eq!(c.run.trial.duration, Duration::from_secs(10));
         assert_eq!((c.run.trial.trim_head, c.run.trial.trim_tail), (1, 1));
         assert_eq!(c.run.order, Order::Interleaved);
-        assert_eq!(c.run.io, BenchIo::Afpacket);
-        assert_eq!(c.plan().len(), 5);
-        let c = parse("[run]\nio = \"xdp\"\n").unwrap();
+        // The built-in lab's tester is its fastest generator, on the CPU
+        // plan's tester CPUs.
         assert_eq!(c.run.io, BenchIo::Xdp);
+        let plan = c.lab.cpu_plan().unwrap();
+        let allowed = pktlab_engine::affinity::allowed_cpus();
+        assert_eq!(plan, &CpuPlan::default_for(&allowed));
+        assert_eq!(c.plan().len(), 5);
+        let c = parse("[run]\nio = \"afpacket\"\n").unwrap();
+        assert_eq!(c.run.io, BenchIo::Afpacket);
+        // With `gro-off` among the configurations, XDP live frames cannot
+        // run them all: AF_PACKET, unless the campaign says otherwise.
+        let c =
+            parse("[[config]]\nname = \"forwarding\"\n[[config]]\nname = \"gro-off\"\n").unwrap();
+        assert_eq!(c.run.io, BenchIo::Afpacket);
+        let c = parse("[run]\nio = \"afxdp\"\n[[config]]\nname = \"gro-off\"\n").unwrap();
+        assert_eq!(c.run.io, BenchIo::Afxdp);
+        // A DUT CPU that does not exist is a usage error naming it.
+        let e = parse("[lab]\ndut_cpus = \"1023\"\n").unwrap_err();
+        assert!(e.is_usage());
+        assert!(
+            e.to_string().starts_with("--dut-cpus 1023: CPU 1023 "),
+            "{e}"
+        );
         let e = parse("[run]\nio = \"netmap\"\n").unwrap_err();
         assert!(e.is_usage());
         assert_eq!(

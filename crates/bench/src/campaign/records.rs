@@ -10,6 +10,7 @@
 
 use pktlab_lab::dut::DutConfig;
 use pktlab_lab::envinfo::{HostFacts, NicFacts};
+use pktlab_lab::CpuPlan;
 use serde::{Deserialize, Serialize};
 
 use crate::endpoint::BenchIo;
@@ -49,6 +50,14 @@ pub struct RunHeader {
     pub config_text: String,
     /// Why the NICs' interrupts are not recorded, when they are not.
     pub interrupts: Option<String>,
+    /// The built-in lab's CPU plan (`mode` `shared`: the DUT was not
+    /// isolated and figures are the whole machine's speed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_plan: Option<CpuPlan>,
+    /// The generator's backend as it ran (`xdp`, `afpacket`, ...); the
+    /// result's `offered_pps` is what it offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generator: Option<String>,
 }
 
 /// The last line of a run file: the trial's figures and what was asked.
@@ -125,6 +134,9 @@ pub struct EnvConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EnvRecord {
     pub configs: Vec<EnvConfig>,
+    /// The built-in lab's CPU plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_plan: Option<CpuPlan>,
     pub created_at: u64,
     pub dut_uname: Option<String>,
     pub host: HostFacts,
@@ -183,6 +195,8 @@ mod tests {
             },
             config_text: "apply: true\n".into(),
             interrupts: Some("veth".into()),
+            cpu_plan: Some(pktlab_lab::CpuPlan::default_for(&[0, 1, 2, 3])),
+            generator: Some("xdp".into()),
         }
     }
 
@@ -262,6 +276,13 @@ mod tests {
                 iface: None,
             },
             lab_counters: vec![],
+            softnet: vec![pktlab_lab::softnet::SoftnetCpu {
+                cpu: 3,
+                processed: 1981,
+                dropped: 19,
+                time_squeeze: 2,
+            }],
+            dut_backlog_drops: Some(19),
             seconds: vec![second(1), second(2)],
         }
     }
@@ -309,6 +330,20 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(lines[3]).unwrap();
         assert!(v.get("seconds").is_none() && v.get("intended_pps").is_none());
         assert_eq!(v["tx"]["packets"], 2000);
+        assert_eq!(v["dut_backlog_drops"], 19);
+        assert_eq!(v["softnet"][0]["dropped"], 19);
+        let h: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+        assert_eq!(h["generator"], "xdp");
+        assert_eq!(h["cpu_plan"]["mode"], "isolated");
+        assert_eq!(h["cpu_plan"]["dut_cpus"], serde_json::json!([3]));
+        assert_eq!(h["cpu_plan"]["tester_cpus"], serde_json::json!([0, 1, 2]));
+        // A header written before the plan was recorded reads back without one.
+        let mut old = h.clone();
+        let o = old.as_object_mut().unwrap();
+        o.remove("cpu_plan");
+        o.remove("generator");
+        let back: Typed<RunHeader> = serde_json::from_value(old).unwrap();
+        assert_eq!((back.record.cpu_plan, back.record.generator), (None, None));
     }
 
     #[test]
@@ -327,6 +362,7 @@ mod tests {
                 name: "pf".into(),
                 text: "apply: a\nrevert: b\n".into(),
             }],
+            cpu_plan: Some(pktlab_lab::CpuPlan::shared(&[0])),
             created_at: 17,
             dut_uname: None,
             host: HostFacts {
@@ -354,6 +390,12 @@ mod tests {
             "{text}"
         );
         assert!(text.contains(r#""wait_timeout":600,"#), "{text}");
+        assert!(
+            text.contains(
+                r#""cpu_plan":{"mode":"shared","dut_cpus":[0],"tester_cpus":[0]},"created_at":17,"#
+            ),
+            "{text}"
+        );
         assert!(text.ends_with(r#""pktlab_version":"0.1.0","virtual_lab":false}"#));
         let back: EnvRecord = serde_json::from_str(&text).unwrap();
         assert_eq!(back, env);

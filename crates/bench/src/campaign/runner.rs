@@ -66,6 +66,7 @@ pub struct CampaignOutcome {
 /// pktlab's version and every configuration's exact text.
 pub fn env_record(campaign: &Campaign, target: &Target) -> EnvRecord {
     EnvRecord {
+        cpu_plan: target.cpus.clone(),
         pktlab_version: env!("CARGO_PKG_VERSION").into(),
         created_at: results::unix_now(),
         host: pktlab_lab::envinfo::host_facts(),
@@ -192,9 +193,14 @@ pub fn run_campaign(
                 settings: campaign.run.trial.clone(),
                 config_text: config.text(),
                 interrupts: target.interrupts_note(),
+                cpu_plan: target.cpus.clone(),
+                generator: None,
             };
             let record_of = |trial: TrialResult, seconds: Vec<_>| RunRecord {
-                header: header.clone(),
+                header: RunHeader {
+                    generator: Some(trial.tx.backend.clone()),
+                    ..header.clone()
+                },
                 seconds,
                 result: RunResult {
                     requested_pps: trial.intended_pps,

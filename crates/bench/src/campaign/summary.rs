@@ -216,7 +216,7 @@ impl CampaignSummary {
         CampaignSummary {
             kind: "summary".into(),
             name: campaign.name.clone(),
-            lab: campaign.lab.clone(),
+            lab: campaign.lab.without_cpu_plan(),
             virtual_lab: campaign.is_builtin(),
             order: campaign.run.order.clone(),
             iterations: campaign.run.iterations,

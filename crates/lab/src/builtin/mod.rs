@@ -6,8 +6,10 @@
 
 mod build;
 mod check;
+mod cpus;
 mod plan;
 mod status;
+mod steer;
 
 use pktlab_io::iface::IfCounters;
 
@@ -16,11 +18,13 @@ use crate::{netns, runner, LabError, MAX_QUEUES};
 
 use check::Problem;
 pub use check::Queues;
+pub use cpus::{mask_text, online_cpus, parse_mask, CpuMode, CpuPlan};
 pub use plan::{
     gen_side_nets, rcv_side_nets, IfRole, LabIface, NsRole, GEN_SIDE_NEXT_HOP4, GEN_SIDE_NEXT_HOP6,
     IPV4_PREFIX_LEN, IPV6_PREFIX_LEN, RCV_SIDE_NEXT_HOP4, RCV_SIDE_NEXT_HOP6,
 };
 pub use status::{IfStatus, LabIfCounters, LabState, LabStatus, NsStatus};
+pub use steer::{CpuStatus, IfSteering};
 
 use plan::LabPlan;
 
@@ -30,13 +34,16 @@ pub const DEFAULT_PREFIX: &str = "pktlab";
 /// Longest lab prefix: namespace names stay short and readable.
 pub const MAX_PREFIX_LEN: usize = 32;
 
-/// What to build: the namespace prefix and the queues per veth.
+/// What to build: the namespace prefix, the queues per veth and the CPU plan.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LabSpec {
     /// Namespaces are `<prefix>-gen`, `<prefix>-dut`, `<prefix>-rcv`.
     pub prefix: String,
     /// TX and RX queues of every lab interface, 1 to [`MAX_QUEUES`].
     pub queues: u16,
+    /// How `up` steers the DUT's and the tester's work to CPUs (RPS/XPS
+    /// masks, GRO on d0); `None` leaves whatever steering there is.
+    pub cpus: Option<CpuPlan>,
 }
 
 impl Default for LabSpec {
@@ -44,6 +51,7 @@ impl Default for LabSpec {
         LabSpec {
             prefix: DEFAULT_PREFIX.to_string(),
             queues: 1,
+            cpus: None,
         }
     }
 }
@@ -59,6 +67,9 @@ pub enum UpOutcome {
     /// routes, neighbours and sysctls are fixed in place (the namespaces,
     /// veths and ifindexes stay); anything else is removed and built again.
     Repaired,
+    /// The lab was complete but its CPU steering was not the spec's plan;
+    /// the plan's masks (and GRO on d0) were applied.
+    CpusApplied,
 }
 
 /// The built-in lab for one [`LabSpec`].
@@ -96,6 +107,52 @@ impl BuiltinLab {
     /// by removing and building it again. A build that fails half-way
     /// removes what it created before returning the error. Needs root.
     pub fn up(&self) -> Result<UpOutcome, LabError> {
+        let outcome = self.up_structure()?;
+        let Some(cpus) = &self.spec.cpus else {
+            return Ok(outcome);
+        };
+        if steer::observe(&self.plan)?.matches(cpus) {
+            return Ok(outcome);
+        }
+        steer::apply(&self.plan, cpus)?;
+        let now = steer::observe(&self.plan)?;
+        if !now.matches(cpus) {
+            return Err(LabError::Incomplete(format!(
+                "the CPU plan ({cpus}) does not read back: {}",
+                now.to_string().trim_end()
+            )));
+        }
+        Ok(match outcome {
+            UpOutcome::AlreadyUp => UpOutcome::CpusApplied,
+            other => other,
+        })
+    }
+
+    /// Applies the spec's CPU plan again (after something reset the DUT's
+    /// masks or GRO); nothing when the spec has none.
+    pub fn steer(&self) -> Result<(), LabError> {
+        match &self.spec.cpus {
+            Some(cpus) => steer::apply(&self.plan, cpus),
+            None => Ok(()),
+        }
+    }
+
+    /// The lab's CPU steering as read back; `None` unless all three
+    /// namespaces exist. Needs root.
+    pub fn cpu_status(&self) -> Result<Option<CpuStatus>, LabError> {
+        if !self
+            .plan
+            .namespaces
+            .iter()
+            .all(|ns| netns::exists(&ns.name))
+        {
+            return Ok(None);
+        }
+        require_root("inspecting the lab")?;
+        steer::observe(&self.plan).map(Some)
+    }
+
+    fn up_structure(&self) -> Result<UpOutcome, LabError> {
         require_root("bringing the lab up")?;
         let queues = Queues::Exactly(self.spec.queues);
         let observed = self.observe()?;
@@ -186,7 +243,12 @@ impl BuiltinLab {
         } else {
             Vec::new()
         };
-        Ok(LabStatus::new(&self.plan, observed, problems))
+        let cpus = if observed.iter().all(|o| o.exists) {
+            steer::observe(&self.plan).ok()
+        } else {
+            None
+        };
+        Ok(LabStatus::new(&self.plan, observed, problems, cpus))
     }
 
     /// Counters of every lab interface, read in its namespace: g0, d0, d1, r0.

@@ -12,6 +12,7 @@ use crate::mac::format_mac;
 use crate::observe::{LinkObservation, NeighObservation, NsObservation, RouteObservation};
 
 use super::plan::{IfRole, LabPlan, NsRole};
+use super::steer::CpuStatus;
 
 /// Whether the lab is there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -45,6 +46,9 @@ pub struct LabStatus {
     pub queues: Option<u32>,
     /// What differs from a complete lab; empty when `state` is `up` or `down`.
     pub problems: Vec<String>,
+    /// The CPU plan the lab's RPS/XPS masks amount to, and GRO on d0
+    /// (`None` unless every namespace exists).
+    pub cpus: Option<CpuStatus>,
     /// Generator, DUT, receiver.
     pub namespaces: Vec<NsStatus>,
 }
@@ -81,7 +85,12 @@ pub struct LabIfCounters {
 }
 
 impl LabStatus {
-    pub(crate) fn new(plan: &LabPlan, observed: Vec<NsObservation>, problems: Vec<String>) -> Self {
+    pub(crate) fn new(
+        plan: &LabPlan,
+        observed: Vec<NsObservation>,
+        problems: Vec<String>,
+        cpus: Option<CpuStatus>,
+    ) -> Self {
         let any = observed.iter().any(|o| o.exists);
         let state = match (any, problems.is_empty()) {
             (false, _) => LabState::Down,
@@ -141,6 +150,7 @@ impl LabStatus {
             state,
             queues,
             problems,
+            cpus,
             namespaces,
         }
     }
@@ -161,6 +171,9 @@ impl fmt::Display for LabStatus {
         }
         for p in &self.problems {
             writeln!(f, "  problem: {p}")?;
+        }
+        if let Some(c) = &self.cpus {
+            write!(f, "{c}")?;
         }
         for ns in &self.namespaces {
             write!(f, "{} ({})", ns.name, ns.role.describe())?;

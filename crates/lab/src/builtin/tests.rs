@@ -25,6 +25,7 @@ impl Prefix {
         LabSpec {
             prefix: self.0.clone(),
             queues,
+            cpus: None,
         }
     }
 
@@ -93,6 +94,7 @@ fn new_validates_without_side_effects() {
     BuiltinLab::new(LabSpec {
         prefix: "x".repeat(MAX_PREFIX_LEN),
         queues: 1,
+        cpus: None,
     })
     .unwrap();
 
@@ -108,6 +110,7 @@ fn new_validates_without_side_effects() {
         let e = BuiltinLab::new(LabSpec {
             prefix: bad.to_string(),
             queues: 1,
+            cpus: None,
         })
         .unwrap_err();
         assert!(e.is_usage(), "{bad:?}: {e}");

@@ -12,6 +12,7 @@ use pktlab_bench::campaign::{Campaign, LabChoice, RFC2544_SIZES};
 use pktlab_bench::method::FixedRate;
 use pktlab_bench::target::Target;
 use pktlab_bench::trial::TrialEvent;
+use pktlab_engine::affinity::format_cpu_list;
 use pktlab_engine::StopSignal;
 use pktlab_lab::dut::BUILTIN_NAMES;
 use pktlab_lab::UpOutcome;
@@ -113,6 +114,11 @@ pub struct Args {
     /// Do not write report.html (the HTML report) into the results folder
     #[arg(long = "no-report")]
     pub no_report: bool,
+    /// The built-in lab's DUT CPUs; the generator and receiver run on the
+    /// others [default: the last CPU, or the last quarter from 8 CPUs on]; all:
+    /// shared mode (no steering), for comparison
+    #[arg(long = "dut-cpus", value_name = "LIST")]
+    pub dut_cpus: Option<String>,
     #[command(flatten)]
     pub output: Output,
 }
@@ -176,7 +182,7 @@ fn prepare(
                         println!("Built lab {prefix}; it stays up after the campaign ({down} removes it).")
                     }
                     UpOutcome::Repaired => println!("Repaired lab {prefix}."),
-                    UpOutcome::AlreadyUp => {}
+                    UpOutcome::CpusApplied | UpOutcome::AlreadyUp => {}
                 }
             }
             target
@@ -206,9 +212,29 @@ fn execute(
     if text && !o.quiet {
         println!("{}", out::header(campaign, &target.describe(), &dir_text));
     }
+    let isolated = target.cpus.as_ref().filter(|p| !p.is_shared());
     if target.is_virtual() && text {
-        let cpus = pktlab_lab::cpuload::cpu_count().unwrap_or(1);
-        eprintln!("{}", out::virtual_lab_warning(cpus));
+        match isolated {
+            Some(p) => eprintln!(
+                "note: this lab is virtual: the DUT forwards on CPUs {} of its own and the \
+                 generator and receiver run on CPUs {}, but all share this host's memory, caches \
+                 and kernel: the figures are those of a virtual DUT, not of a router's hardware",
+                format_cpu_list(&p.dut_cpus),
+                format_cpu_list(&p.tester_cpus)
+            ),
+            None => {
+                let cpus = pktlab_lab::cpuload::cpu_count().unwrap_or(1);
+                eprintln!("{}", out::virtual_lab_warning(cpus));
+            }
+        }
+    }
+    if let (Some(plan), true) = (&target.cpus, text) {
+        if let Some(notice) = plan.shared_notice() {
+            eprintln!("pktlab: {notice}");
+        }
+        if !o.quiet {
+            println!("CPU plan {plan}; generator {}", campaign.run.io.name());
+        }
     }
     let stop = StopSignal::new();
     let terminal = std::io::stderr().is_terminal();
@@ -276,7 +302,11 @@ fn execute(
                     common::print_json(&out::run_json(config, traffic, key.iteration, result));
                 } else if !o.quiet {
                     let requested = campaign.traffics[key.traffic].rate_pps;
-                    let line = out::run_line(&labels, result, requested);
+                    let mut line = out::run_line(&labels, result, requested);
+                    // Where the loss happened: the DUT's CPUs' backlogs.
+                    if let Some(n) = result.dut_backlog_drops.filter(|&n| n > 0) {
+                        line += &format!(", DUT backlog drops {n}");
+                    }
                     match progress.as_ref() {
                         Some(p) => p.println(line),
                         None => println!("{line}"),
@@ -345,6 +375,7 @@ fn campaign_file(args: &Args) -> anyhow::Result<(CampaignFile, Option<String>)> 
             ("--link-speed", args.link_speed.is_some()),
             ("--threads", args.threads.is_some()),
             ("--prefix", args.prefix.is_some()),
+            ("--dut-cpus", args.dut_cpus.is_some()),
             ("--io", args.io.is_some()),
         ];
         if let Some((flag, _)) = shaping.iter().find(|(_, set)| *set) {
@@ -395,6 +426,7 @@ fn campaign_file(args: &Args) -> anyhow::Result<(CampaignFile, Option<String>)> 
     set("--order", &args.order, &mut file.run.order);
     set("--link-speed", &args.link_speed, &mut file.lab.link_speed);
     set("--prefix", &args.prefix, &mut file.lab.prefix);
+    set("--dut-cpus", &args.dut_cpus, &mut file.lab.dut_cpus);
     set("--io", &args.io, &mut file.run.io);
     if let Some(n) = args.iterations {
         file.run.iterations = Some(n);

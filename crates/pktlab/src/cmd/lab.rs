@@ -1,7 +1,7 @@
 //! `pktlab lab up|down|status`: the built-in namespace lab.
 
 use pktlab_lab::mac::format_mac;
-use pktlab_lab::{BuiltinLab, LabSpec, UpOutcome, DEFAULT_PREFIX};
+use pktlab_lab::{BuiltinLab, CpuPlan, LabSpec, UpOutcome, DEFAULT_PREFIX};
 
 use crate::cmd::common;
 
@@ -46,6 +46,12 @@ struct UpArgs {
     /// TX and RX queues of every veth (1 to 64); a lab with another count is rebuilt
     #[arg(long, value_name = "N", default_value_t = 1)]
     queues: u16,
+    /// CPUs that do the DUT's forwarding (RPS/XPS masks on d0 and d1); the
+    /// generator and receiver get the others [default: the last CPU, or
+    /// the last quarter from 8 CPUs on; shared mode with one CPU]; all: shared
+    /// mode (no steering), for comparison
+    #[arg(long, value_name = "LIST")]
+    dut_cpus: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -66,20 +72,42 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn lab(prefix: String, queues: u16) -> anyhow::Result<BuiltinLab> {
-    Ok(BuiltinLab::new(LabSpec { prefix, queues })?)
+    Ok(BuiltinLab::new(LabSpec {
+        prefix,
+        queues,
+        cpus: None,
+    })?)
 }
 
 fn up(args: UpArgs) -> anyhow::Result<()> {
-    let lab = lab(args.prefix.prefix, args.queues)?;
+    let cpus = CpuPlan::for_this_process(args.dut_cpus.as_deref())?;
+    let lab = BuiltinLab::new(LabSpec {
+        prefix: args.prefix.prefix,
+        queues: args.queues,
+        cpus: Some(cpus.clone()),
+    })?;
+    if let Some(notice) = cpus.shared_notice() {
+        eprintln!("pktlab: {notice}");
+    }
     // Only to say why a rebuild happens; `up` decides on its own (and says
     // when root is missing).
     let problems = lab.problems().unwrap_or_default();
+    let was = lab.cpu_status().ok().flatten();
     let outcome = lab.up()?;
     let prefix = lab.prefix();
     let mut out = String::new();
     match outcome {
         UpOutcome::AlreadyUp => {
             return common::write_stdout(&format!("lab {prefix} is already up; nothing changed\n"));
+        }
+        UpOutcome::CpusApplied => {
+            let was = match was.and_then(|w| w.plan) {
+                Some(p) => p.to_string(),
+                None => "masks set by hand".into(),
+            };
+            return common::write_stdout(&format!(
+                "lab {prefix} was up with another CPU plan ({was}); applied CPU plan {cpus}\n"
+            ));
         }
         UpOutcome::Created => out += &format!("lab {prefix} is up:\n"),
         UpOutcome::Repaired => {
@@ -104,6 +132,7 @@ fn up(args: UpArgs) -> anyhow::Result<()> {
             width = lab.dut_ns().len()
         );
     }
+    out += &format!("  CPU plan {cpus}; GRO on d0 (for gen --io xdp)\n");
     let q = lab.spec().queues;
     out += &format!(
         "  {q} queue{} per interface; to generate: ip netns exec {} pktlab gen -i {} -D {}\n",

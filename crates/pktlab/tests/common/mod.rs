@@ -40,6 +40,18 @@ pub fn pktlab(args: &[&str]) -> Run {
 }
 
 /// Runs `pktlab args...` inside namespace `ns`.
+/// Runs pktlab on CPUs `cpus` only (`taskset -c`): the CPUs it may use,
+/// and with them the lab's default CPU plan, are then known.
+pub fn pktlab_on(cpus: &str, args: &[&str]) -> Run {
+    finish(
+        Command::new("taskset")
+            .args(["-c", cpus, PKTLAB])
+            .args(args)
+            .output()
+            .unwrap(),
+    )
+}
+
 pub fn pktlab_in(ns: &str, args: &[&str]) -> Run {
     finish(
         Command::new("ip")
