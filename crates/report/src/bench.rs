@@ -47,6 +47,16 @@ pub fn virtual_lab_warning(cpus: usize) -> String {
     )
 }
 
+/// The caveat of a built-in lab whose DUT has CPUs of its own (`dut` and
+/// `tester` are CPU lists such as `1` and `0`).
+pub fn isolated_lab_warning(dut: &str, tester: &str) -> String {
+    format!(
+        "note: this lab is virtual: the DUT forwards on CPUs {dut} of its own and the \
+         generator and receiver run on CPUs {tester}, but all share this host's memory, caches \
+         and kernel: the figures are those of a virtual DUT, not of a router's hardware"
+    )
+}
+
 /// `[3/10] nft-stateful inet4 #2`.
 pub fn run_label(index: usize, of: usize, config: &str, traffic: &str, iteration: usize) -> String {
     format!("[{index}/{of}] {config} {traffic} #{iteration}")
@@ -120,5 +130,7 @@ mod tests {
         assert_eq!(run_label(3, 10, "rps", "inet4", 2), "[3/10] rps inet4 #2");
         assert!(virtual_lab_warning(2).contains("2 CPUs"));
         assert!(virtual_lab_warning(1).contains("1 CPU,"));
+        assert!(isolated_lab_warning("1", "0")
+            .starts_with("note: this lab is virtual: the DUT forwards on CPUs 1 of its own and the generator and receiver run on CPUs 0,"));
     }
 }

@@ -216,11 +216,11 @@ fn execute(
     if target.is_virtual() && text {
         match isolated {
             Some(p) => eprintln!(
-                "note: this lab is virtual: the DUT forwards on CPUs {} of its own and the \
-                 generator and receiver run on CPUs {}, but all share this host's memory, caches \
-                 and kernel: the figures are those of a virtual DUT, not of a router's hardware",
-                format_cpu_list(&p.dut_cpus),
-                format_cpu_list(&p.tester_cpus)
+                "{}",
+                out::isolated_lab_warning(
+                    &format_cpu_list(&p.dut_cpus),
+                    &format_cpu_list(&p.tester_cpus)
+                )
             ),
             None => {
                 let cpus = pktlab_lab::cpuload::cpu_count().unwrap_or(1);
