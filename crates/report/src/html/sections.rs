@@ -50,10 +50,18 @@ fn details(summary: &str, body: &str) -> String {
 pub fn warnings(f: &Folder) -> Vec<String> {
     let mut out = Vec::new();
     if f.summary.virtual_lab || f.env.as_ref().is_some_and(|e| e.virtual_lab) {
-        out.push(
-            "Virtual lab: the generator, the DUT and the receiver share this host's CPUs, so the generator's CPU often does the DUT's and the receiver's work too. Compare configurations with each other; do not read the figures as a router's capacity."
+        let isolated = f
+            .env
+            .as_ref()
+            .and_then(|e| e.cpu_plan.as_ref())
+            .filter(|p| !p.is_shared());
+        out.push(match isolated {
+            Some(plan) => format!(
+                "Virtual lab, CPU plan {plan}: the DUT forwards on CPUs of its own, but it shares this host's memory, caches and kernel with the generator and the receiver. Compare configurations with each other; do not read the figures as a router's capacity."
+            ),
+            None => "Virtual lab: the generator, the DUT and the receiver share this host's CPUs, so the generator's CPU often does the DUT's and the receiver's work too. Compare configurations with each other; do not read the figures as a router's capacity."
                 .to_string(),
-        );
+        });
     }
     let limited: Vec<String> = f
         .runs
