@@ -28,6 +28,8 @@ enum Command {
     Bench(cmd::bench::Args),
     /// Compare results folders with ministat
     Compare(cmd::compare::Args),
+    /// Ethernet line rates of a link, or a measured rate against one
+    Linerate(cmd::linerate::Args),
     /// Per-second interface counters with drops (like netstat -iw 1)
     Ifstat(cmd::ifstat::Args),
     /// Compare data sets like FreeBSD's ministat(1)
@@ -52,6 +54,7 @@ fn main() {
         Command::Lab(a) => cmd::lab::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Compare(a) => cmd::compare::run(a),
+        Command::Linerate(a) => cmd::linerate::run(a),
         Command::Ifstat(a) => cmd::ifstat::run(a),
         Command::Ministat(a) => cmd::ministat::run(a),
         Command::PktgenLog(a) => cmd::pktgen_log::run(a),

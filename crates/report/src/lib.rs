@@ -9,5 +9,6 @@ pub mod bench;
 pub mod export;
 pub mod gen;
 pub mod ifstat;
+pub mod linerate;
 pub mod recv;
 pub mod units;

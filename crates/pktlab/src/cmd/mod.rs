@@ -7,6 +7,7 @@ pub mod compare;
 pub mod gen;
 pub mod ifstat;
 pub mod lab;
+pub mod linerate;
 pub mod ministat;
 pub mod pktgen_log;
 pub mod recv;
