@@ -19,6 +19,7 @@ mod error;
 pub mod method;
 pub mod monitor;
 pub mod samples;
+pub mod search;
 pub mod target;
 pub mod traffic;
 pub mod trial;
