@@ -17,6 +17,7 @@ pub mod campaign;
 pub mod endpoint;
 mod error;
 pub mod method;
+pub mod mlr;
 pub mod monitor;
 pub mod samples;
 pub mod search;

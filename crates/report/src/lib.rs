@@ -11,4 +11,5 @@ pub mod gen;
 pub mod ifstat;
 pub mod linerate;
 pub mod recv;
+pub mod rfc2544;
 pub mod units;

@@ -1,0 +1,195 @@
+//! `rfc2544.json`: every search's result, worked out again from
+//! `trials.jsonl` (so an interrupted and resumed search reads the same).
+
+use pktlab_stats::{ministat, Confidence};
+
+use super::record::{TrialLine, THROUGHPUT};
+use super::MlrSettings;
+use crate::search::{GoalResult, Search};
+use crate::BenchError;
+
+/// One goal's bounds in `rfc2544.json`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GoalBounds {
+    pub loss_ratio: f64,
+    pub exceed_ratio: f64,
+    pub lower_pps: Option<f64>,
+    pub upper_pps: Option<f64>,
+    pub conditional_throughput_pps: Option<f64>,
+    /// The lower bound is the maximum load: "at least".
+    pub hit_max: bool,
+    pub generator_limited: bool,
+    pub loss_inversion: bool,
+    pub complete: bool,
+}
+
+/// One search in `rfc2544.json`'s `throughput` list.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Throughput {
+    pub config: String,
+    pub traffic: String,
+    pub size: String,
+    pub iteration: usize,
+    pub max_pps: f64,
+    pub goals: Vec<GoalBounds>,
+    /// Some goal's result is what the generator could offer, not the DUT's limit.
+    pub generator_limited: bool,
+    /// Search trials run.
+    pub trials: usize,
+    /// Seconds of search trials.
+    pub trial_seconds: f64,
+}
+
+/// A goal compared between configurations over the repeated searches.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Comparison {
+    pub traffic: String,
+    pub loss_ratio: f64,
+    pub baseline: String,
+    pub config: String,
+    /// Lower bounds of each search, baseline and other.
+    pub baseline_pps: Vec<f64>,
+    pub config_pps: Vec<f64>,
+    /// Difference of the means as a percentage of the baseline's, and its
+    /// half-width at `confidence`; None when a side has fewer than 2 values.
+    pub difference_percent: Option<f64>,
+    pub plus_minus_percent: Option<f64>,
+    /// Student's t says the difference is real at this confidence.
+    pub significant: Option<bool>,
+    pub confidence: String,
+}
+
+/// The whole `rfc2544.json`.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Report {
+    pub throughput: Vec<Throughput>,
+    pub comparisons: Vec<Comparison>,
+    /// Tests not measured by this version; kept as empty lists for scripts.
+    pub latency: Vec<serde_json::Value>,
+    pub frame_loss: Vec<serde_json::Value>,
+    pub back_to_back: Vec<serde_json::Value>,
+}
+
+fn bounds(r: &GoalResult) -> GoalBounds {
+    GoalBounds {
+        loss_ratio: r.goal.loss_ratio,
+        exceed_ratio: r.goal.exceed_ratio,
+        lower_pps: r.lower.map(|b| b.pps),
+        upper_pps: r.upper.map(|b| b.pps),
+        conditional_throughput_pps: r.conditional_throughput_pps,
+        hit_max: r.hit_max,
+        generator_limited: r.generator_limited,
+        loss_inversion: r.loss_inversion,
+        complete: r.complete,
+    }
+}
+
+/// Every search's result from the trial lines, in the order the searches
+/// started.
+pub fn throughput(
+    settings: &MlrSettings,
+    lines: &[TrialLine],
+) -> Result<Vec<Throughput>, BenchError> {
+    let mut keys: Vec<(&str, &str, usize)> = Vec::new();
+    for l in lines.iter().filter(|l| l.test == THROUGHPUT) {
+        let k = (l.config.as_str(), l.traffic.as_str(), l.iteration);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let mut out = Vec::new();
+    for (config, traffic, iteration) in keys {
+        let mine: Vec<&TrialLine> = lines
+            .iter()
+            .filter(|l| l.test == THROUGHPUT && l.of_run(config, traffic, iteration))
+            .collect();
+        let max_pps = mine[0].max_pps;
+        let mut search = Search::new(settings.config(max_pps))?;
+        for m in mine.iter().filter_map(|l| l.measurement()) {
+            search.add(m);
+        }
+        let goals: Vec<GoalBounds> = search.results().iter().map(bounds).collect();
+        out.push(Throughput {
+            config: config.into(),
+            traffic: traffic.into(),
+            size: mine[0].size.clone(),
+            iteration,
+            max_pps,
+            generator_limited: goals.iter().any(|g| g.generator_limited),
+            goals,
+            trials: mine.len(),
+            trial_seconds: mine.iter().map(|l| l.duration_s).sum(),
+        });
+    }
+    Ok(out)
+}
+
+/// Each configuration against the first, per traffic and goal, over the
+/// repeated searches' lower bounds (ministat's Student's t).
+pub fn compare(results: &[Throughput], confidence: Confidence) -> Vec<Comparison> {
+    let mut configs: Vec<&str> = Vec::new();
+    let mut traffics: Vec<&str> = Vec::new();
+    for r in results {
+        if !configs.contains(&r.config.as_str()) {
+            configs.push(&r.config);
+        }
+        if !traffics.contains(&r.traffic.as_str()) {
+            traffics.push(&r.traffic);
+        }
+    }
+    let Some((&baseline, others)) = configs.split_first() else {
+        return Vec::new();
+    };
+    let goals = results.first().map_or(0, |r| r.goals.len());
+    let mut out = Vec::new();
+    for traffic in &traffics {
+        for g in 0..goals {
+            let values = |config: &str| -> Vec<f64> {
+                results
+                    .iter()
+                    .filter(|r| r.config == config && r.traffic == *traffic)
+                    .filter_map(|r| r.goals.get(g).and_then(|x| x.lower_pps))
+                    .collect()
+            };
+            let base = values(baseline);
+            for &config in others {
+                let other = values(config);
+                let (mut diff, mut pm, mut sig) = (None, None, None);
+                if base.len() >= 2 && other.len() >= 2 {
+                    let a = ministat::analyze(
+                        &[
+                            ministat::Dataset {
+                                name: baseline.into(),
+                                values: base.clone(),
+                            },
+                            ministat::Dataset {
+                                name: config.into(),
+                                values: other.clone(),
+                            },
+                        ],
+                        confidence,
+                    );
+                    if let Some(c) = a.comparisons.first() {
+                        let finite = |v: f64| v.is_finite().then_some(v);
+                        diff = finite(c.comparison.percent);
+                        pm = finite(c.comparison.percent_error);
+                        sig = Some(c.comparison.significant);
+                    }
+                }
+                out.push(Comparison {
+                    traffic: traffic.to_string(),
+                    loss_ratio: results[0].goals[g].loss_ratio,
+                    baseline: baseline.into(),
+                    config: config.into(),
+                    baseline_pps: base.clone(),
+                    config_pps: other,
+                    difference_percent: diff,
+                    plus_minus_percent: pm,
+                    significant: sig,
+                    confidence: confidence.to_string(),
+                });
+            }
+        }
+    }
+    out
+}
