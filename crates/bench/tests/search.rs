@@ -151,6 +151,35 @@ fn a_generator_that_cannot_reach_the_maximum() {
 }
 
 #[test]
+fn a_generator_hiccup_proves_nothing() {
+    // Every third trial, the generator sends only 89 % of the load.
+    let mut n = 0;
+    let dut = move |load: f64, d: f64| {
+        n += 1;
+        let offered = if n % 3 == 0 { load * 0.89 } else { load };
+        let tx = (offered * d).round() as u64;
+        (offered, tx, tx.min((20_000.0 * d).round() as u64))
+    };
+    let (search, trials) = drive(SearchConfig::new(default_goals(), 1000.0, 100_000.0), dut);
+    assert!(
+        trials
+            .iter()
+            .filter(|t| t.offered_pps < t.intended_pps)
+            .count()
+            > 5
+    );
+    let ndr = &search.results()[0];
+    let (l, u) = bounds(ndr);
+    // Short trials neither made a lower bound nor lowered the one found.
+    assert!(
+        l <= 20_000.5 && l > 20_000.5 * 0.995 && u > 20_000.5,
+        "[{l}, {u}]"
+    );
+    assert_eq!(l, ndr.lower.unwrap().intended_pps);
+    assert!(!ndr.generator_limited);
+}
+
+#[test]
 fn the_exceed_ratio_tolerates_rare_loss() {
     // Up to 20 kpps, but loads above 10 kpps lose 3 frames in one trial of
     // five, at random.

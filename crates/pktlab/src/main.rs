@@ -26,6 +26,7 @@ enum Command {
     /// Build, inspect or remove the built-in namespace lab
     Lab(cmd::lab::Args),
     Bench(cmd::bench::Args),
+    Rfc2544(cmd::rfc2544::Args),
     /// Compare results folders with ministat
     Compare(cmd::compare::Args),
     /// Ethernet line rates of a link, or a measured rate against one
@@ -53,6 +54,7 @@ fn main() {
         Command::Recv(a) => cmd::recv::run(a),
         Command::Lab(a) => cmd::lab::run(a),
         Command::Bench(a) => cmd::bench::run(a),
+        Command::Rfc2544(a) => cmd::rfc2544::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Linerate(a) => cmd::linerate::run(a),
         Command::Ifstat(a) => cmd::ifstat::run(a),

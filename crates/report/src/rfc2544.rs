@@ -135,6 +135,8 @@ mod tests {
             lower_pps: lower,
             upper_pps: Some(20_100.0),
             conditional_throughput_pps: lower,
+            lower_intended_pps: lower,
+            upper_intended_pps: Some(20_100.0),
             hit_max,
             generator_limited: limited,
             loss_inversion: false,

@@ -16,6 +16,10 @@ pub struct GoalBounds {
     pub lower_pps: Option<f64>,
     pub upper_pps: Option<f64>,
     pub conditional_throughput_pps: Option<f64>,
+    /// The loads the search asked for at the bounds: the width is theirs;
+    /// the reported rates above are lower where the generator fell short.
+    pub lower_intended_pps: Option<f64>,
+    pub upper_intended_pps: Option<f64>,
     /// The lower bound is the maximum load: "at least".
     pub hit_max: bool,
     pub generator_limited: bool,
@@ -77,6 +81,8 @@ fn bounds(r: &GoalResult) -> GoalBounds {
         lower_pps: r.lower.map(|b| b.pps),
         upper_pps: r.upper.map(|b| b.pps),
         conditional_throughput_pps: r.conditional_throughput_pps,
+        lower_intended_pps: r.lower.map(|b| b.intended_pps),
+        upper_intended_pps: r.upper.map(|b| b.intended_pps),
         hit_max: r.hit_max,
         generator_limited: r.generator_limited,
         loss_inversion: r.loss_inversion,

@@ -9,6 +9,10 @@
 //! when it exceeds the exceed ratio even if every missing second were
 //! clean, a lower bound when it stays within it even if every missing
 //! second were lossy, and undecided otherwise.
+//!
+//! A trial whose generator fell short of the load counts like a short one:
+//! frames never offered prove nothing about the load, but loss at an even
+//! lower load still speaks against it.
 
 /// What one trial measured.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -51,6 +55,13 @@ impl Measurement {
     }
 }
 
+/// Whether `t` counts as a full-length trial: long enough (to the
+/// millisecond) and, with `generator_tolerance`, not generator-limited.
+pub fn full_length(t: &Measurement, trial_duration: f64, generator_tolerance: Option<f64>) -> bool {
+    t.duration_s >= trial_duration - 1e-3
+        && !generator_tolerance.is_some_and(|tol| t.generator_limited(tol))
+}
+
 /// A load's classification for one target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -71,17 +82,18 @@ pub struct Sums {
 
 impl Sums {
     /// Sums `trials` for a target with `loss_ratio` and full-length trials
-    /// of `trial_duration` seconds.
+    /// of `trial_duration` seconds. With `generator_tolerance`, a trial that
+    /// fell short of its load by more than it counts as short.
     pub fn of<'a>(
         trials: impl IntoIterator<Item = &'a Measurement>,
         loss_ratio: f64,
         trial_duration: f64,
+        generator_tolerance: Option<f64>,
     ) -> Sums {
         let mut s = Sums::default();
         for t in trials {
             let bad = t.loss_ratio() > loss_ratio;
-            // A trial rounded to the millisecond is still full-length.
-            let long = t.duration_s >= trial_duration - 1e-3;
+            let long = full_length(t, trial_duration, generator_tolerance);
             let sum = match (long, bad) {
                 (true, false) => &mut s.good_long,
                 (true, true) => &mut s.bad_long,
@@ -142,7 +154,7 @@ mod tests {
             trial(0.5, 500, 490),
             trial(0.5, 500, 480),
         ];
-        let s = Sums::of(&trials, 0.005, 1.0);
+        let s = Sums::of(&trials, 0.005, 1.0, None);
         assert_eq!(
             s,
             Sums {
@@ -155,15 +167,25 @@ mod tests {
         // 1 s long + (1 − 0.5) s short.
         assert_eq!(s.effective_bad(), 1.5);
         // NDR: every trial with any loss is high-loss.
-        let s = Sums::of(&trials, 0.0, 1.0);
+        let s = Sums::of(&trials, 0.0, 1.0, None);
         assert_eq!((s.good_long, s.bad_long), (0.0, 2.0));
         // Short clean trials never make up for long lossy ones.
         let s = Sums::of(
             &[trial(1.0, 10, 9), trial(0.5, 5, 5), trial(0.5, 5, 5)],
             0.0,
             1.0,
+            None,
         );
         assert_eq!(s.effective_bad(), 1.0);
+        // A trial 11 % short of its load counts as short, lossy or not.
+        let mut short = trial(1.0, 2975, 2975);
+        short.intended_pps = 3342.0;
+        let mut lossy = short;
+        lossy.rx = 2900;
+        let s = Sums::of(&[short, lossy], 0.0, 1.0, Some(0.005));
+        assert_eq!((s.good_short, s.bad_short, s.good_long), (1.0, 1.0, 0.0));
+        let s = Sums::of(&[short], 0.0, 1.0, None);
+        assert_eq!(s.good_long, 1.0);
     }
 
     #[test]

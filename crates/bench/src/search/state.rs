@@ -21,7 +21,7 @@
 //! actually offered there.
 
 use super::goal::{Goal, Target};
-use super::load::{Class, Measurement, Sums};
+use super::load::{full_length, Class, Measurement, Sums};
 use crate::BenchError;
 
 /// What the search works with.
@@ -208,7 +208,7 @@ impl Search {
     pub fn classify(&self, load: f64, goal: usize) -> Class {
         let target = final_target(&self.config.goals[goal]);
         match self.loads.iter().find(|l| same(l.load, load)) {
-            Some(l) => class(l, &target),
+            Some(l) => self.class(l, &target),
             None => Class::Undecided,
         }
     }
@@ -229,14 +229,20 @@ impl Search {
         let inversion = match upper {
             Some(u) => self.loads[u + 1..]
                 .iter()
-                .any(|l| class(l, &target) == Class::Lower),
+                .any(|l| self.class(l, &target) == Class::Lower),
             None => false,
+        };
+        // The trials that decide a load, by the final target's rules.
+        let counted = |i: usize| {
+            let l = &self.loads[i];
+            let tol = self.tolerance(l);
+            l.trials
+                .iter()
+                .filter(move |t| full_length(t, target.trial_duration, tol))
         };
         let bound = |i: usize| {
             let l = &self.loads[i];
-            let offered = l
-                .trials
-                .iter()
+            let offered = counted(i)
                 .map(|t| t.offered_pps)
                 .fold(f64::INFINITY, f64::min);
             Bound {
@@ -255,18 +261,16 @@ impl Search {
             b
         });
         let generator_limited = lower.is_some_and(|i| {
-            self.loads[i]
-                .trials
-                .iter()
-                .any(|t| t.generator_limited(self.config.generator_tolerance))
+            counted(i).any(|t| t.generator_limited(self.config.generator_tolerance))
         });
         GoalResult {
             goal: goal.clone(),
             lower: lower_bound,
             upper: upper_bound,
-            conditional_throughput_pps: lower
-                .zip(lower_bound)
-                .map(|(i, b)| b.pps * (1.0 - loss_quantile(&self.loads[i].trials, &target))),
+            conditional_throughput_pps: lower.zip(lower_bound).map(|(i, b)| {
+                let l = &self.loads[i];
+                b.pps * (1.0 - loss_quantile(&l.trials, &target, self.tolerance(l)))
+            }),
             hit_max: lower.is_some_and(|i| same(self.loads[i].load, self.config.max_load)),
             generator_limited,
             loss_inversion: inversion,
@@ -276,7 +280,7 @@ impl Search {
 
     /// Indexes of the relevant lower and upper bounds for `target`.
     fn relevant(&self, target: &Target) -> (Option<usize>, Option<usize>) {
-        let classes: Vec<Class> = self.loads.iter().map(|l| class(l, target)).collect();
+        let classes: Vec<Class> = self.loads.iter().map(|l| self.class(l, target)).collect();
         let upper = classes.iter().position(|&c| c == Class::Upper);
         let below = upper.unwrap_or(classes.len());
         let lower = classes[..below].iter().rposition(|&c| c == Class::Lower);
@@ -290,10 +294,17 @@ impl Search {
         let to = upper.unwrap_or(self.loads.len());
         let undecided: Vec<&Load> = self.loads[from..to]
             .iter()
-            .filter(|l| class(l, target) == Class::Undecided)
+            .filter(|l| self.class(l, target) == Class::Undecided)
             .collect();
         let lossy = |l: &Load| {
-            Sums::of(&l.trials, target.loss_ratio, target.trial_duration).effective_bad() > 0.0
+            Sums::of(
+                &l.trials,
+                target.loss_ratio,
+                target.trial_duration,
+                self.tolerance(l),
+            )
+            .effective_bad()
+                > 0.0
         };
         let clean_max = undecided.iter().rev().find(|l| !lossy(l));
         let lossy_min = undecided.iter().find(|l| lossy(l));
@@ -335,11 +346,31 @@ impl Search {
         }
     }
 
+    /// Generator-limited trials count as short, except at the maximum load:
+    /// there the generator's best is all there is, and the result says so.
+    fn tolerance(&self, l: &Load) -> Option<f64> {
+        if same(l.load, self.config.max_load) {
+            None
+        } else {
+            Some(self.config.generator_tolerance)
+        }
+    }
+
+    fn class(&self, l: &Load, target: &Target) -> Class {
+        Sums::of(
+            &l.trials,
+            target.loss_ratio,
+            target.trial_duration,
+            self.tolerance(l),
+        )
+        .classify(target.duration_sum, target.exceed_ratio)
+    }
+
     /// Loads below `below` of class `c` for `target`.
     fn count(&self, target: &Target, c: Class, below: f64) -> usize {
         self.loads
             .iter()
-            .filter(|l| l.load < below && class(l, target) == c)
+            .filter(|l| l.load < below && self.class(l, target) == c)
             .count()
     }
 }
@@ -348,18 +379,13 @@ fn final_target(goal: &Goal) -> Target {
     *goal.targets().last().expect("a goal has a final target")
 }
 
-fn class(l: &Load, target: &Target) -> Class {
-    Sums::of(&l.trials, target.loss_ratio, target.trial_duration)
-        .classify(target.duration_sum, target.exceed_ratio)
-}
-
 /// The loss ratio exceeded by at most the exceed ratio of the target's
 /// trial-seconds: full-length trials, worst first, and missing seconds
 /// counted as total loss.
-fn loss_quantile(trials: &[Measurement], target: &Target) -> f64 {
+fn loss_quantile(trials: &[Measurement], target: &Target, tolerance: Option<f64>) -> f64 {
     let mut seconds: Vec<(f64, f64)> = trials
         .iter()
-        .filter(|t| t.duration_s >= target.trial_duration - 1e-3)
+        .filter(|t| full_length(t, target.trial_duration, tolerance))
         .map(|t| (t.loss_ratio(), t.duration_s))
         .collect();
     let measured: f64 = seconds.iter().map(|s| s.1).sum();

@@ -11,3 +11,4 @@ pub mod linerate;
 pub mod ministat;
 pub mod pktgen_log;
 pub mod recv;
+pub mod rfc2544;
