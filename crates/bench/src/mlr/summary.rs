@@ -199,3 +199,59 @@ pub fn compare(results: &[Throughput], confidence: Confidence) -> Vec<Comparison
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn search(config: &str, iteration: usize, ndr: f64) -> Throughput {
+        Throughput {
+            config: config.into(),
+            traffic: "inet4".into(),
+            size: "64".into(),
+            iteration,
+            max_pps: 1e6,
+            goals: vec![GoalBounds {
+                loss_ratio: 0.0,
+                exceed_ratio: 0.5,
+                lower_pps: Some(ndr),
+                upper_pps: Some(ndr * 1.005),
+                conditional_throughput_pps: Some(ndr),
+                lower_intended_pps: Some(ndr),
+                upper_intended_pps: Some(ndr * 1.005),
+                hit_max: false,
+                generator_limited: false,
+                loss_inversion: false,
+                complete: true,
+            }],
+            generator_limited: false,
+            trials: 20,
+            trial_seconds: 20.0,
+        }
+    }
+
+    #[test]
+    fn repeated_searches_compared_with_ministat() {
+        let results = [
+            search("forwarding", 1, 100.0),
+            search("nft", 1, 90.0),
+            search("forwarding", 2, 102.0),
+            search("nft", 2, 92.0),
+        ];
+        let c = compare(&results, Confidence::P95);
+        assert_eq!(c.len(), 1);
+        let c = &c[0];
+        assert_eq!((c.baseline.as_str(), c.config.as_str()), ("forwarding", "nft"));
+        assert_eq!(c.baseline_pps, [100.0, 102.0]);
+        assert_eq!(c.config_pps, [90.0, 92.0]);
+        // Means 101 and 91: (91 − 101) / 101 = −9.901 %. Each sample's
+        // variance is 2, pooled s = √2, t(2 df, 95 %) = 4.303: the error
+        // 4.303 × √2 × √(1/2 + 1/2) = 6.085 is below the difference of 10.
+        let d = c.difference_percent.unwrap();
+        assert!((d + 9.90099).abs() < 1e-4, "{d}");
+        assert_eq!(c.significant, Some(true));
+        // One search each: no comparison to make.
+        let c = compare(&results[..2], Confidence::P95);
+        assert_eq!((c[0].difference_percent, c[0].significant), (None, None));
+    }
+}
