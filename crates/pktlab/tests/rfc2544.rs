@@ -97,6 +97,8 @@ fn the_search_finds_the_policer_rate() {
         "0",
         "--goal",
         "1",
+        "--tests",
+        "throughput,frame-loss",
     ]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let allowed = allowed_pps(&lab, tmp.path());
@@ -152,10 +154,44 @@ fn the_search_finds_the_policer_rate() {
         "{}",
         r.stdout
     );
+    // Frame loss: 10 kpps, 9 kpps, ... down to two clean trials, each
+    // losing (offered − allowed) / offered (give or take 2 %).
+    let points = report["frame_loss"][0]["points"].as_array().unwrap();
+    let n = points.len();
+    assert!((3..=10).contains(&n), "{points:?}");
+    for (k, p) in points.iter().enumerate() {
+        assert!(
+            (f(&p["intended_pps"]) - 10_000.0 * (1.0 - 0.1 * k as f64)).abs() < 1e-6,
+            "{p}"
+        );
+        let offered = f(&p["offered_pps"]);
+        let expected = ((offered - allowed) / offered).max(0.0);
+        assert!(
+            (f(&p["loss_ratio"]) - expected).abs() <= 0.02,
+            "{p} vs {expected}"
+        );
+    }
+    assert_eq!(
+        (
+            f(&points[n - 2]["loss_ratio"]),
+            f(&points[n - 1]["loss_ratio"])
+        ),
+        (0.0, 0.0)
+    );
+    assert!(f(&points[n - 3]["loss_ratio"]) > 0.0);
+    assert!(
+        r.stdout
+            .lines()
+            .any(|l| l.starts_with("police inet4 size 64 frame loss (offered, loss): ")),
+        "{}",
+        r.stdout
+    );
     // Every trial is a line, with its keys, its counts adding up and the
     // search's count matching.
     let trials = lines(&out.join("trials.jsonl"));
-    assert_eq!(trials.len() as u64, t["trials"].as_u64().unwrap());
+    let searched = trials.iter().filter(|l| l["test"] == "throughput").count();
+    assert_eq!(searched as u64, t["trials"].as_u64().unwrap());
+    assert_eq!(trials.len(), searched + n);
     assert!(trials.len() >= 6, "{}", trials.len());
     for l in &trials {
         for key in [
@@ -178,7 +214,9 @@ fn the_search_finds_the_policer_rate() {
             assert!(l.get(key).is_some(), "{key} missing: {l}");
         }
         assert_eq!(f(&l["tx"]) - f(&l["rx"]), f(&l["lost"]), "{l}");
-        assert_eq!(l["classes"].as_array().unwrap().len(), 2);
+        if l["test"] == "throughput" {
+            assert_eq!(l["classes"].as_array().unwrap().len(), 2);
+        }
     }
     // The first trial is at the maximum load, which the policer cuts to about `allowed`.
     assert_eq!(f(&trials[0]["intended_pps"]), 10_000.0);
@@ -272,6 +310,7 @@ fn bad_search_settings_are_one_line_and_exit_2() {
         (&["--max-rate", "1Gbps"][..], "pktlab: invalid --max-rate '1Gbps': give frames per second, such as 1.5M (or use --link-speed)\n"),
         (&["--repeat", "0"][..], "pktlab: invalid --repeat 0: use at least 1\n"),
         (&["--tests", "speed"][..], "pktlab: unknown test 'speed': use throughput, latency, frame-loss, back-to-back or all\n"),
+        (&["--tests", "latency"][..], "pktlab: --tests latency: this version measures throughput and frame-loss only\n"),
         (&["--rate", "10k"][..], "pktlab: --rate does not apply to rfc2544: the search chooses loads and trial lengths (see --max-rate, --final-trial, --repeat)\n"),
     ] {
         let mut all = vec!["rfc2544", "--prefix", "nolab"];

@@ -1,7 +1,7 @@
 //! `pktlab rfc2544`'s text: each search's bounds per goal, and the
 //! configurations compared over repeated searches.
 
-use pktlab_bench::mlr::summary::{Comparison, GoalBounds, Report, Throughput};
+use pktlab_bench::mlr::summary::{Comparison, FrameLoss, GoalBounds, Report, Throughput};
 use pktlab_wire::rate;
 use pktlab_wire::size::SizeMix;
 
@@ -111,11 +111,36 @@ pub fn comparison_text(c: &Comparison) -> String {
     }
 }
 
+/// A frame loss curve on one line: `10,000 pps 66.90 %, 9,000 pps ...`.
+pub fn frame_loss_text(f: &FrameLoss) -> String {
+    let points: Vec<String> = f
+        .points
+        .iter()
+        .map(|p| {
+            format!(
+                "{} pps {:.2} %",
+                grouped(p.offered_pps),
+                p.loss_ratio * 100.0
+            )
+        })
+        .collect();
+    format!(
+        "{} {} size {} frame loss (offered, loss): {}\n",
+        f.config,
+        f.traffic,
+        f.size,
+        points.join(", ")
+    )
+}
+
 /// The whole report.
 pub fn report_text(r: &Report, link_bps: Option<f64>) -> String {
     let mut out = String::new();
     for t in &r.throughput {
         out.push_str(&throughput_text(t, link_bps));
+    }
+    for f in &r.frame_loss {
+        out.push_str(&frame_loss_text(f));
     }
     for c in &r.comparisons {
         out.push_str(&comparison_text(c));

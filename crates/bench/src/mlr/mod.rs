@@ -4,6 +4,7 @@
 //! `trials/` folder as it finishes; a resumed search is first fed the
 //! trials recorded for it, so none runs twice.
 
+pub mod frame_loss;
 pub mod record;
 pub mod summary;
 
@@ -41,10 +42,20 @@ pub enum MaxLoad {
 /// that `--resume` goes on with the same).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MlrSettings {
+    /// Run the throughput search.
+    #[serde(default = "yes")]
+    pub throughput: bool,
+    /// Run RFC 2544's frame loss rate test after it.
+    #[serde(default)]
+    pub frame_loss: bool,
     pub goals: Vec<Goal>,
     pub max: MaxLoad,
     /// The lowest load as a fraction of the maximum.
     pub min_fraction: f64,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The lowest load tried: a thousandth of the maximum.
@@ -214,6 +225,7 @@ impl Method for Mlr {
             ));
         }
         let mut search = Search::new(self.settings.config(max_pps))?;
+        let searching = self.settings.throughput;
         for m in recorded
             .iter()
             .filter(|l| l.test == record::THROUGHPUT)
@@ -222,7 +234,7 @@ impl Method for Mlr {
             search.add(m);
         }
         let mut last: Option<TrialResult> = None;
-        while let Some(req) = search.next_trial() {
+        while let Some(req) = search.next_trial().filter(|_| searching) {
             let (r, started) = one(Some(req.load), req.duration_s, on_event);
             if trials.stop.is_set() {
                 return Ok(None); // Cut short: not a trial.
@@ -244,6 +256,35 @@ impl Method for Mlr {
             index += 1;
             record(TrialDone { index, result: &r })?;
             last = Some(r);
+        }
+        if self.settings.frame_loss {
+            let secs = self.settings.goals[0].final_trial_duration;
+            let mut lost: Vec<u64> = recorded
+                .iter()
+                .filter(|l| l.test == record::FRAME_LOSS)
+                .map(|l| l.lost)
+                .collect();
+            while let Some(load) = frame_loss::next_load(max_pps, &lost) {
+                let (r, started) = one(Some(load), secs, on_event);
+                if trials.stop.is_set() {
+                    return Ok(None);
+                }
+                let r = r?;
+                let line = line_of(
+                    &run,
+                    traffic,
+                    record::FRAME_LOSS,
+                    secs,
+                    max_pps,
+                    &r,
+                    started,
+                );
+                record::append(&self.dir, &line)?;
+                lost.push(line.lost);
+                index += 1;
+                record(TrialDone { index, result: &r })?;
+                last = Some(r);
+            }
         }
         // The run's value for the campaign's files: a trial at the first
         // goal's lower bound.

@@ -14,6 +14,7 @@ pub const TRIALS_FILE: &str = "trials.jsonl";
 /// Which test a trial served.
 pub const CALIBRATION: &str = "calibration";
 pub const THROUGHPUT: &str = "throughput";
+pub const FRAME_LOSS: &str = "frame-loss";
 /// A trial at the found NDR when a resumed search had nothing left to run.
 pub const CONFIRMATION: &str = "confirmation";
 
@@ -50,7 +51,8 @@ pub struct TrialLine {
     pub generator_limited: bool,
     /// The search's maximum load for this search.
     pub max_pps: f64,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Empty for trials outside the search.
+    #[serde(default)]
     pub classes: Vec<GoalClass>,
     /// Unix seconds.
     pub started_at: u64,

@@ -3,7 +3,7 @@
 
 use pktlab_stats::{ministat, Confidence};
 
-use super::record::{TrialLine, THROUGHPUT};
+use super::record::{TrialLine, FRAME_LOSS, THROUGHPUT};
 use super::MlrSettings;
 use crate::search::{GoalResult, Search};
 use crate::BenchError;
@@ -63,14 +63,58 @@ pub struct Comparison {
     pub confidence: String,
 }
 
+/// One step of the frame loss rate test.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LossPoint {
+    pub intended_pps: f64,
+    pub offered_pps: f64,
+    pub loss_ratio: f64,
+}
+
+/// One frame loss rate test in `rfc2544.json`'s `frame_loss` list.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FrameLoss {
+    pub config: String,
+    pub traffic: String,
+    pub size: String,
+    pub iteration: usize,
+    pub points: Vec<LossPoint>,
+}
+
+/// Every frame loss rate test's steps, in the order the tests started.
+pub fn frame_loss(lines: &[TrialLine]) -> Vec<FrameLoss> {
+    let mut out: Vec<FrameLoss> = Vec::new();
+    for l in lines.iter().filter(|l| l.test == FRAME_LOSS) {
+        let point = LossPoint {
+            intended_pps: l.intended_pps.unwrap_or(l.offered_pps),
+            offered_pps: l.offered_pps,
+            loss_ratio: l.loss_ratio,
+        };
+        match out
+            .iter_mut()
+            .find(|f| f.config == l.config && f.traffic == l.traffic && f.iteration == l.iteration)
+        {
+            Some(f) => f.points.push(point),
+            None => out.push(FrameLoss {
+                config: l.config.clone(),
+                traffic: l.traffic.clone(),
+                size: l.size.clone(),
+                iteration: l.iteration,
+                points: vec![point],
+            }),
+        }
+    }
+    out
+}
+
 /// The whole `rfc2544.json`.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Report {
     pub throughput: Vec<Throughput>,
     pub comparisons: Vec<Comparison>,
+    pub frame_loss: Vec<FrameLoss>,
     /// Tests not measured by this version; kept as empty lists for scripts.
     pub latency: Vec<serde_json::Value>,
-    pub frame_loss: Vec<serde_json::Value>,
     pub back_to_back: Vec<serde_json::Value>,
 }
 
@@ -241,7 +285,10 @@ mod tests {
         let c = compare(&results, Confidence::P95);
         assert_eq!(c.len(), 1);
         let c = &c[0];
-        assert_eq!((c.baseline.as_str(), c.config.as_str()), ("forwarding", "nft"));
+        assert_eq!(
+            (c.baseline.as_str(), c.config.as_str()),
+            ("forwarding", "nft")
+        );
         assert_eq!(c.baseline_pps, [100.0, 102.0]);
         assert_eq!(c.config_pps, [90.0, 92.0]);
         // Means 101 and 91: (91 − 101) / 101 = −9.901 %. Each sample's

@@ -34,7 +34,7 @@ pub const REPORT_FILE: &str = "rfc2544.json";
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Tests to run: throughput (the only one this version measures)
+    /// Tests to run: throughput, frame-loss or both (throughput,frame-loss)
     #[arg(long = "tests", value_name = "LIST", default_value = "throughput")]
     pub tests: String,
     /// A goal: LOSS[:EXCEED] in percent, repeatable [default: 0 and 0.5]
@@ -88,6 +88,7 @@ fn seconds(flag: &str, text: &Option<String>, default: f64) -> anyhow::Result<f6
 
 /// The search settings the flags describe.
 fn settings_from_flags(args: &Args, link_bps: Option<f64>) -> anyhow::Result<MlrSettings> {
+    let tests: Vec<&str> = args.tests.split(',').map(str::trim).collect();
     let mut goals: Vec<Goal> = if args.goals.is_empty() {
         goal::DEFAULT_GOALS
             .iter()
@@ -164,6 +165,8 @@ fn settings_from_flags(args: &Args, link_bps: Option<f64>) -> anyhow::Result<Mlr
         },
     };
     Ok(MlrSettings {
+        throughput: tests.contains(&"throughput"),
+        frame_loss: tests.contains(&"frame-loss"),
         goals,
         max,
         min_fraction: MIN_FRACTION,
@@ -173,10 +176,10 @@ fn settings_from_flags(args: &Args, link_bps: Option<f64>) -> anyhow::Result<Mlr
 fn check_flags(args: &Args) -> anyhow::Result<()> {
     for test in args.tests.split(',').map(str::trim) {
         match test {
-            "throughput" => {}
-            "latency" | "frame-loss" | "back-to-back" | "all" => {
+            "throughput" | "frame-loss" => {}
+            "latency" | "back-to-back" | "all" => {
                 return Err(usage(format!(
-                    "--tests {test}: this version measures throughput only"
+                    "--tests {test}: this version measures throughput and frame-loss only"
                 )))
             }
             other => {
@@ -378,6 +381,7 @@ fn execute(
     let throughput = summary::throughput(settings, &lines)?;
     let report = Report {
         comparisons: summary::compare(&throughput, Confidence::P95),
+        frame_loss: summary::frame_loss(&lines),
         throughput,
         ..Report::default()
     };
