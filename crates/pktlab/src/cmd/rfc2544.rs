@@ -388,6 +388,11 @@ fn execute(
     let json = serde_json::to_string_pretty(&report)?;
     dir.write(REPORT_FILE, json.as_bytes())?;
     if o.json {
+        for f in &report.frame_loss {
+            let mut v = serde_json::to_value(f)?;
+            v["type"] = "frame_loss".into();
+            print_json(&v);
+        }
         for c in &report.comparisons {
             let mut v = serde_json::to_value(c)?;
             v["type"] = "comparison".into();
