@@ -32,6 +32,10 @@ pub trait Method {
         true
     }
 
+    /// Told which run comes next, before its [`Method::run`]: a method that
+    /// keeps its own records (a search's trials) names them by it.
+    fn begin_run(&self, _config: &str, _traffic: &str, _iteration: usize) {}
+
     /// Runs the trials of one run of `traffic`, handing each to `record` as
     /// it finishes. Returns the trial that gives the run its value, or None
     /// when Ctrl-C (`trials.stop`) cut the run short (a trial cut short is

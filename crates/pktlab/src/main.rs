@@ -26,10 +26,13 @@ enum Command {
     /// Build, inspect or remove the built-in namespace lab
     Lab(cmd::lab::Args),
     Bench(cmd::bench::Args),
+    Rfc2544(cmd::rfc2544::Args),
     /// Compare results folders with ministat
     Compare(cmd::compare::Args),
     /// Write the HTML report (and tidy CSVs) of results folders
     Report(cmd::report::Args),
+    /// Ethernet line rates of a link, or a measured rate against one
+    Linerate(cmd::linerate::Args),
     /// Per-second interface counters with drops (like netstat -iw 1)
     Ifstat(cmd::ifstat::Args),
     /// Compare data sets like FreeBSD's ministat(1)
@@ -85,8 +88,10 @@ fn main() {
         Command::Recv(a) => cmd::recv::run(a),
         Command::Lab(a) => cmd::lab::run(a),
         Command::Bench(a) => cmd::bench::run(a),
+        Command::Rfc2544(a) => cmd::rfc2544::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Report(a) => cmd::report::run(a),
+        Command::Linerate(a) => cmd::linerate::run(a),
         Command::Ifstat(a) => cmd::ifstat::run(a),
         Command::Ministat(a) => cmd::ministat::run(a),
         Command::PktgenLog(a) => cmd::pktgen_log::run(a),

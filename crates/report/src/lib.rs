@@ -10,6 +10,8 @@ pub mod export;
 pub mod gen;
 pub mod html;
 pub mod ifstat;
+pub mod linerate;
 pub mod pktgen;
 pub mod recv;
+pub mod rfc2544;
 pub mod units;

@@ -216,6 +216,7 @@ pub fn run_campaign(
                 }
                 Ok(())
             };
+            method.begin_run(&config.name, &traffic.name, key.iteration);
             let value = method.run(&trials, traffic, &mut record, &mut |e| {
                 on_event(CampaignEvent::Trial(e))
             })?;

@@ -156,7 +156,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 /// Brings the lab up and records the campaign and its environment.
-fn prepare(
+pub(crate) fn prepare(
     args: &Args,
     campaign: &Campaign,
     dir: &ResultsDir,
@@ -343,7 +343,7 @@ fn human(d: Duration) -> String {
     }
 }
 
-fn check_new_dir(path: &Path) -> anyhow::Result<()> {
+pub(crate) fn check_new_dir(path: &Path) -> anyhow::Result<()> {
     if let Ok(mut entries) = std::fs::read_dir(path) {
         if entries.next().is_some() {
             return Err(usage(format!(
@@ -357,7 +357,7 @@ fn check_new_dir(path: &Path) -> anyhow::Result<()> {
 
 /// The campaign to run, and the text to save as `campaign.toml` (none on
 /// resume: it is there already).
-fn campaign_file(args: &Args) -> anyhow::Result<(CampaignFile, Option<String>)> {
+pub(crate) fn campaign_file(args: &Args) -> anyhow::Result<(CampaignFile, Option<String>)> {
     if let Some(dir) = &args.resume {
         let shaping = [
             ("--name", args.name.is_some()),

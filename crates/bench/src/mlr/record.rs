@@ -1,0 +1,111 @@
+//! `trials.jsonl`: one line per trial of every search, in the order run.
+//! The file is rewritten atomically with each new line, so that Ctrl-C
+//! never leaves half a line and a resumed search finds every finished trial.
+
+use std::path::Path;
+
+use crate::atomic::write_atomic;
+use crate::search::{Class, Measurement};
+use crate::BenchError;
+
+/// The file in the results folder.
+pub const TRIALS_FILE: &str = "trials.jsonl";
+
+/// Which test a trial served.
+pub const CALIBRATION: &str = "calibration";
+pub const THROUGHPUT: &str = "throughput";
+pub const FRAME_LOSS: &str = "frame-loss";
+/// A trial at the found NDR when a resumed search had nothing left to run.
+pub const CONFIRMATION: &str = "confirmation";
+
+/// A goal's classification of the trial's load after the trial.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct GoalClass {
+    pub loss_ratio: f64,
+    pub exceed_ratio: f64,
+    pub class: Class,
+}
+
+/// One line of `trials.jsonl`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TrialLine {
+    pub config: String,
+    pub traffic: String,
+    /// The frame size or mix (`64`, `imix`).
+    pub size: String,
+    pub test: String,
+    /// Which of the `--repeat` searches (from 1).
+    pub iteration: usize,
+    /// The load asked for; None for a calibration (as fast as possible).
+    pub intended_pps: Option<f64>,
+    /// Frames sent over the trial's duration.
+    pub offered_pps: f64,
+    pub duration_s: f64,
+    pub tx: u64,
+    pub rx: u64,
+    pub lost: u64,
+    /// Frames arriving after the drain time; None: the receiver counts
+    /// every frame until the drain ends, so late frames count as lost.
+    pub late: Option<u64>,
+    pub loss_ratio: f64,
+    pub generator_limited: bool,
+    /// The search's maximum load for this search.
+    pub max_pps: f64,
+    /// Empty for trials outside the search.
+    #[serde(default)]
+    pub classes: Vec<GoalClass>,
+    /// Unix seconds.
+    pub started_at: u64,
+}
+
+impl TrialLine {
+    /// The trial as the search sees it (None for a calibration).
+    pub fn measurement(&self) -> Option<Measurement> {
+        Some(Measurement {
+            intended_pps: self.intended_pps?,
+            offered_pps: self.offered_pps,
+            duration_s: self.duration_s,
+            tx: self.tx,
+            rx: self.rx,
+        })
+    }
+
+    /// Same search: configuration, traffic and iteration.
+    pub fn of_run(&self, config: &str, traffic: &str, iteration: usize) -> bool {
+        self.config == config && self.traffic == traffic && self.iteration == iteration
+    }
+}
+
+/// Every line of the folder's `trials.jsonl` (none when it does not exist).
+pub fn read(dir: &Path) -> Result<Vec<TrialLine>, BenchError> {
+    let path = dir.join(TRIALS_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(BenchError::file(&path, e)),
+    };
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l).map_err(|e| BenchError::Results {
+                path: path.clone(),
+                why: format!("line {}: {e}", i + 1),
+            })
+        })
+        .collect()
+}
+
+/// Appends `line` by rewriting the whole file atomically.
+pub fn append(dir: &Path, line: &TrialLine) -> Result<(), BenchError> {
+    let path = dir.join(TRIALS_FILE);
+    let mut text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(BenchError::file(&path, e)),
+    };
+    let json = serde_json::to_string(line).map_err(|e| BenchError::Trial(e.to_string()))?;
+    text.push_str(&json);
+    text.push('\n');
+    write_atomic(&path, text.as_bytes())
+}
