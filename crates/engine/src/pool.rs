@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
+use pktlab_io::iface::{read_counters, IfCounters};
 
 use crate::{EngineError, StopSignal};
 use gate::Gate;
@@ -47,6 +48,9 @@ pub(crate) struct PoolSpec<'a> {
     pub netns: Option<&'a str>,
     /// Worker i is pinned to `cpus[i % cpus.len()]`; empty: not pinned.
     pub cpus: &'a [usize],
+    /// An interface (in `netns`) whose own counters are read before the
+    /// workers start and after the last one ended.
+    pub iface: Option<&'a str>,
     pub interval: Duration,
     /// The caller's stop (and Ctrl-C).
     pub stop: &'a StopSignal,
@@ -139,6 +143,9 @@ pub(crate) struct Finished<T> {
     pub start: Option<Instant>,
     /// What each worker that ran returned, in worker order.
     pub ends: Vec<T>,
+    /// The interface's own counters over the whole run, all workers'
+    /// frames included (when the spec names one and the run started).
+    pub iface: Option<IfCounters>,
 }
 
 /// Runs one thread per entry of `workers`, each placed in the spec's
@@ -158,6 +165,12 @@ where
     W: FnOnce(&Worker<'_, C>) -> Result<Option<T>, EngineError> + Send,
 {
     let threads = workers.len();
+    let read_iface = || {
+        spec.iface
+            .map(|name| in_netns(spec.netns, spec.side, || Ok(read_counters(name)?)))
+            .transpose()
+    };
+    let before = read_iface()?;
     let gate = Gate::default();
     let counters: Vec<CachePadded<C>> = (0..threads).map(|_| CachePadded::default()).collect();
     let backends: Vec<OnceLock<String>> = (0..threads).map(|_| OnceLock::new()).collect();
@@ -165,7 +178,7 @@ where
     let run_stop = StopSignal::new();
     let stop = spec.stop;
 
-    std::thread::scope(|scope| {
+    let (start, ends) = std::thread::scope(|scope| {
         let handles: Vec<_> = workers
             .into_iter()
             .enumerate()
@@ -221,11 +234,17 @@ where
                 std::thread::sleep(monitor.nap());
             }
         }
-        let ends = join_all(handles, spec.side)?;
-        Ok(Finished {
-            start,
-            ends: ends.into_iter().flatten().collect(),
-        })
+        (start, join_all(handles, spec.side))
+    });
+    let ends = ends?;
+    let iface = match (start, before) {
+        (Some(_), Some(before)) => read_iface()?.map(|after| after.delta(&before)),
+        _ => None,
+    };
+    Ok(Finished {
+        start,
+        ends: ends.into_iter().flatten().collect(),
+        iface,
     })
 }
 
@@ -288,6 +307,7 @@ mod tests {
             side: "TX",
             netns: None,
             cpus: &[],
+            iface: None,
             interval: Duration::from_millis(10),
             stop,
             one_ends_all,

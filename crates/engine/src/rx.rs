@@ -56,7 +56,7 @@ impl Default for RxPlan {
 }
 
 /// One reporting interval, summed over threads.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RxInterval {
     pub elapsed: f64,
     pub seconds: f64,
@@ -73,7 +73,7 @@ pub struct RxInterval {
 
 /// One-way latency in nanoseconds, from the payload's TX timestamp to the
 /// receive timestamp. Meaningful when sender and receiver share a clock.
-#[derive(Clone, Copy, Debug, serde::Serialize, PartialEq)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize, PartialEq)]
 pub struct Latency {
     pub count: u64,
     pub min: u64,
@@ -84,7 +84,7 @@ pub struct Latency {
     pub max: u64,
 }
 
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RxThreadSummary {
     /// The port this thread used (`afxdp (copy, native XDP)`, `afpacket`, ...).
     pub backend: String,
@@ -96,7 +96,7 @@ pub struct RxThreadSummary {
     pub cpu: Option<usize>,
 }
 
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RxSummary {
     /// The backend of the run: the one every thread used, or a count of each.
     pub backend: String,
@@ -239,7 +239,6 @@ fn hash_key(key: &FlowKey) -> u64 {
 struct WorkerEnd {
     checker: Checker,
     summary: RxThreadSummary,
-    iface: Option<IfCounters>,
 }
 
 /// Runs one RX thread per port; `open(i)` opens port i inside the thread
@@ -267,6 +266,7 @@ where
         side: "RX",
         netns: plan.netns.as_deref(),
         cpus: &plan.cpus,
+        iface: plan.iface.as_deref(),
         interval: plan.interval,
         stop,
         // One thread ending (error, count, end of file) ends the run.
@@ -282,7 +282,7 @@ where
         on_event: &mut on_event,
     };
     let finished = pool::run(&spec, workers, &mut watch)?;
-    Ok(summarize(finished.ends))
+    Ok(summarize(finished.ends, finished.iface))
 }
 
 /// The calling thread's side of an RX run: events out, and the ends that
@@ -339,7 +339,7 @@ impl<E: FnMut(RxEvent)> Watch<Counters> for RxWatch<'_, E> {
 }
 
 /// Sums up what the workers that ran found.
-fn summarize(ends: Vec<WorkerEnd>) -> RxSummary {
+fn summarize(ends: Vec<WorkerEnd>, iface: Option<IfCounters>) -> RxSummary {
     // The active period, by the frames' own receive timestamps.
     let first = ends
         .iter()
@@ -392,7 +392,7 @@ fn summarize(ends: Vec<WorkerEnd>) -> RxSummary {
             max: h.max(),
         }),
         interrupted: crate::stop::interrupted(),
-        iface: ends.iter().find_map(|e| e.iface),
+        iface,
         threads: ends.into_iter().map(|e| e.summary).collect(),
     }
 }
@@ -412,8 +412,6 @@ where
     let cpu = w.cpu();
     let mut port = open(i)?;
     w.opened(port.backend());
-    let iface = if i == 0 { plan.iface.as_deref() } else { None };
-    let before = iface.map(pktlab_io::iface::read_counters).transpose()?;
     let mut checker = Checker::new();
     let Some(start) = w.wait_start() else {
         return Ok(None);
@@ -451,10 +449,6 @@ where
         }
     }
     let ring_drops = port.drops()?;
-    let iface = match (iface, before) {
-        (Some(name), Some(before)) => Some(pktlab_io::iface::read_counters(name)?.delta(&before)),
-        _ => None,
-    };
     Ok(Some(WorkerEnd {
         summary: RxThreadSummary {
             backend: port.backend(),
@@ -465,6 +459,5 @@ where
             cpu,
         },
         checker,
-        iface,
     }))
 }

@@ -83,7 +83,7 @@ impl TxPlan {
 }
 
 /// One reporting interval, summed over threads.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct TxInterval {
     /// Seconds since the start, at the end of this interval.
     pub elapsed: f64,
@@ -114,7 +114,7 @@ impl From<Sample> for TxInterval {
 }
 
 /// What one thread did.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct TxThreadSummary {
     /// The port this thread used (`afxdp (copy)`, `afpacket`, ...).
     pub backend: String,
@@ -125,7 +125,7 @@ pub struct TxThreadSummary {
 }
 
 /// What the whole run did.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct TxSummary {
     /// The backend of the run: the one every thread used, or a count of each.
     pub backend: String,
@@ -174,7 +174,6 @@ impl Published for Counters {
 struct WorkerEnd {
     summary: TxThreadSummary,
     end: Instant,
-    iface: Option<IfCounters>,
 }
 
 /// Runs one TX thread per source. Each thread enters `plan.netns`, pins
@@ -205,6 +204,7 @@ where
         side: "TX",
         netns: plan.netns.as_deref(),
         cpus: &plan.cpus,
+        iface: plan.iface.as_deref(),
         interval: plan.interval,
         stop,
         one_ends_all: false,
@@ -219,7 +219,7 @@ where
     let Some(start) = finished.start else {
         return Ok(TxSummary::empty(interrupted));
     };
-    let ends = finished.ends;
+    let (ends, iface) = (finished.ends, finished.iface);
     let packets: u64 = ends.iter().map(|e| e.summary.packets).sum();
     let bytes: u64 = ends.iter().map(|e| e.summary.bytes).sum();
     let end = ends.iter().map(|e| e.end).max().unwrap_or(start);
@@ -235,7 +235,7 @@ where
         l1_bps: l1_bps(packets, bytes, seconds),
         tx_errors: ends.iter().map(|e| e.summary.tx_errors).sum(),
         interrupted,
-        iface: ends.iter().find_map(|e| e.iface),
+        iface,
         threads: ends.into_iter().map(|e| e.summary).collect(),
     })
 }
@@ -297,8 +297,6 @@ where
             port.slot_size()
         )));
     }
-    let iface = if i == 0 { plan.iface.as_deref() } else { None };
-    let before = iface.map(pktlab_io::iface::read_counters).transpose()?;
 
     let Some(start) = w.wait_start() else {
         return Ok(None);
@@ -357,10 +355,6 @@ where
     }
     port.flush()?;
     let end = Instant::now();
-    let iface = match (iface, before) {
-        (Some(name), Some(before)) => Some(pktlab_io::iface::read_counters(name)?.delta(&before)),
-        _ => None,
-    };
     Ok(Some(WorkerEnd {
         summary: TxThreadSummary {
             backend: port.backend(),
@@ -370,7 +364,6 @@ where
             cpu,
         },
         end,
-        iface,
     }))
 }
 

@@ -126,20 +126,13 @@ pub fn run_xdp_gen(
     let netns = plan.netns.as_deref();
     // Loaded where the interface is (the devmap takes the ifindex of the
     // loading thread's namespace).
-    let (gen, before) = in_netns(netns, "TX", || {
-        let gen = XdpGen::open(frames, iface, &xcfg)?;
-        let before = plan
-            .iface
-            .as_deref()
-            .map(pktlab_io::iface::read_counters)
-            .transpose()?;
-        Ok((gen, before))
-    })?;
+    let gen = in_netns(netns, "TX", || Ok(XdpGen::open(frames, iface, &xcfg)?))?;
     let backend = gen.backend();
     let spec = PoolSpec {
         side: "TX",
         netns,
         cpus: &cpus,
+        iface: plan.iface.as_deref(),
         interval: plan.interval,
         stop,
         one_ends_all: false,
@@ -161,11 +154,6 @@ pub fn run_xdp_gen(
     };
     let end = finished.ends.iter().max().copied().unwrap_or(start);
     let seconds = (end - start).as_secs_f64();
-    let after = plan
-        .iface
-        .as_deref()
-        .map(|name| in_netns(netns, "TX", || Ok(pktlab_io::iface::read_counters(name)?)))
-        .transpose()?;
     let states = gen.counters()?;
     let reports = gen.tx_reports()?;
     let summary = summarize(
@@ -175,7 +163,7 @@ pub fn run_xdp_gen(
         &reports,
         seconds,
         interrupted,
-        before.zip(after),
+        finished.iface,
     );
     Ok((summary, account(iface, &states, &reports)))
 }
@@ -215,7 +203,7 @@ fn summarize(
     reports: &[TxReport],
     seconds: f64,
     interrupted: bool,
-    iface: Option<(IfCounters, IfCounters)>,
+    iface: Option<IfCounters>,
 ) -> TxSummary {
     let packets: u64 = states.iter().map(|s| s.frames).sum();
     let bytes: u64 = states.iter().map(|s| s.bytes).sum();
@@ -241,7 +229,7 @@ fn summarize(
                 cpu: Some(cpu),
             })
             .collect(),
-        iface: iface.map(|(before, after)| after.delta(&before)),
+        iface,
     }
 }
 
