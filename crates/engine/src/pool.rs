@@ -149,11 +149,11 @@ pub(crate) struct Finished<T> {
 }
 
 /// Runs one thread per entry of `workers`, each placed in the spec's
-/// namespace and on its CPU, then given its [`Worker`] view (before it
+/// namespace and on its CPU before it is given its [`Worker`] view (and
 /// opens its port: rings are allocated where they are used, sockets belong
-/// to the namespace); the calling thread opens the gate once all are ready, then
-/// samples and watches them until every one has returned. The first error
-/// (or panic) of a worker is the run's error.
+/// to the namespace). The calling thread opens the gate once all are
+/// ready, then samples and watches them until every one has returned. The
+/// first error (or panic) of a worker is the run's error.
 pub(crate) fn run<C, T, W>(
     spec: &PoolSpec<'_>,
     workers: Vec<W>,
