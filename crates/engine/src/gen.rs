@@ -1,5 +1,6 @@
 //! A whole generator run: frame sources from the wire layer, ports from the
-//! io layer, threads from [`crate::tx`].
+//! io layer, threads from [`crate::tx`] or, for `--io xdp`, from
+//! [`crate::xdpgen`]. The one place that picks the generator's backend.
 
 use pktlab_io::afpacket::{AfPacketTx, TxRingConfig};
 use pktlab_io::afxdp::{AfXdpTx, XdpConfig};
@@ -9,7 +10,9 @@ use pktlab_wire::frame::{FrameGen, FrameSpec};
 
 use crate::auto::AutoTx;
 use crate::backend::IoSpec;
+use crate::error::Undelivered;
 use crate::tx::{run_tx, TxEvent, TxPlan, TxSummary};
+use crate::xdpgen::run_xdp_gen;
 use crate::{EngineError, StopSignal};
 
 /// Everything `pktlab gen` needs, already parsed and checked.
@@ -25,30 +28,45 @@ pub struct GenConfig {
 }
 
 /// Runs the generator; `on_event` sees the start and each interval.
+/// Frames built but not sent (`--io xdp`) fail the run.
 pub fn run_gen(
     cfg: &GenConfig,
     stop: &StopSignal,
     on_event: impl FnMut(TxEvent),
 ) -> Result<TxSummary, EngineError> {
+    match run_gen_accounted(cfg, stop, on_event)? {
+        (summary, None) => Ok(summary),
+        (_, Some(lost)) => Err(EngineError::Undelivered(lost)),
+    }
+}
+
+/// Runs the generator as [`run_gen`] does, but returns the summary of a
+/// run whose frames did not all go out too, with what was lost: for a
+/// caller that shows what the run did before it fails.
+pub fn run_gen_accounted(
+    cfg: &GenConfig,
+    stop: &StopSignal,
+    on_event: impl FnMut(TxEvent),
+) -> Result<(TxSummary, Option<Undelivered>), EngineError> {
     let threads = cfg.plan.threads as u32;
     let sources = (0..threads)
         .map(|t| FrameGen::try_new(&cfg.frames, t, threads))
         .collect::<Result<Vec<FrameGen>, _>>()?;
     let max_len = sources.first().map_or(0, |g| g.max_len());
-    if cfg.io == IoSpec::Xdp {
-        return crate::xdpgen::run_xdp_gen(cfg, stop, on_event);
-    }
     let iface = || {
         cfg.iface.clone().ok_or_else(|| {
             EngineError::BadPlan(format!("--io {} needs an interface (-i)", cfg.io.name()))
         })
     };
+    if cfg.io == IoSpec::Xdp {
+        return run_xdp_gen(&cfg.frames, &iface()?, &cfg.plan, stop, on_event);
+    }
     let ring = TxRingConfig {
         slot_size: max_len.max(60),
         ..TxRingConfig::default()
     };
     let plan = &cfg.plan;
-    match &cfg.io {
+    let summary = match &cfg.io {
         IoSpec::AfPacket => {
             let name = iface()?;
             run_tx(
@@ -85,5 +103,6 @@ pub fn run_gen(
         }
         IoSpec::Null => run_tx(plan, sources, |_| Ok(NullTx::new(max_len)), stop, on_event),
         IoSpec::Xdp => unreachable!("--io xdp runs above"),
-    }
+    }?;
+    Ok((summary, None))
 }

@@ -1,13 +1,15 @@
 //! pktlab engine layer: TX and RX worker threads, rate pacing, counters,
 //! per-interval reports and a clean stop on signals.
 //!
-//! The engine runs one worker thread per port. Each worker may enter a
+//! The engine runs one worker thread per port, all of them in one worker
+//! pool (`pool.rs`) whatever the side or backend. Each worker may enter a
 //! network namespace and be pinned to a CPU *before* it opens its port, so
 //! rings are allocated where they are used and sockets belong to the right
-//! namespace. A monitor thread samples the workers' counters once per
-//! interval and hands reports to the caller's thread over a channel; the
-//! workers themselves never format or allocate per packet.
+//! namespace. The calling thread samples the workers' counters once per
+//! interval and hands the reports to the caller's callback; the workers
+//! themselves never format or allocate per packet.
 //!
+//! - [`gen::run_gen`] and [`recv::run_recv`] pick the backend (`--io`);
 //! - [`tx::run_tx`] drives [`TxPort`](pktlab_io::port::TxPort)s with
 //!   [`FrameSource`]s (the wire layer's `FrameGen`), paced by [`pacer`];
 //! - [`xdpgen::run_xdp_gen`] runs the same plans with the io layer's XDP
@@ -20,11 +22,11 @@ pub mod auto;
 pub mod backend;
 pub use pktlab_io::clock;
 mod error;
-mod gate;
 pub mod gen;
-mod monitor;
 pub mod netns;
 pub mod pacer;
+mod pool;
+mod rates;
 pub mod recv;
 pub mod rx;
 pub mod seq;
@@ -32,7 +34,7 @@ pub mod stop;
 pub mod tx;
 pub mod xdpgen;
 
-pub use error::EngineError;
+pub use error::{EngineError, Undelivered};
 pub use stop::StopSignal;
 
 /// Writes frames into port slots: the wire layer's generator, seen from the

@@ -3,7 +3,6 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
@@ -15,10 +14,9 @@ use pktlab_wire::parse::{parse_test_frame, FlowKey};
 use pktlab_wire::payload::latency_ns;
 
 use crate::backend::describe_backends;
-use crate::gate::Gate;
-use crate::monitor::{join_all, l1_bps, per_second, Monitor, Published};
+use crate::pool::{self, PoolSpec, Published, Sample, Watch, Worker};
+use crate::rates::{l1_bps, per_second};
 use crate::seq::{SeqCounts, StreamTable};
-use crate::tx::{place_thread, published, Shared};
 use crate::{EngineError, StopSignal, FCS_LEN};
 
 /// How long a worker waits for frames before it looks at the stop signal.
@@ -58,7 +56,7 @@ impl Default for RxPlan {
 }
 
 /// One reporting interval, summed over threads.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RxInterval {
     pub elapsed: f64,
     pub seconds: f64,
@@ -75,7 +73,7 @@ pub struct RxInterval {
 
 /// One-way latency in nanoseconds, from the payload's TX timestamp to the
 /// receive timestamp. Meaningful when sender and receiver share a clock.
-#[derive(Clone, Copy, Debug, serde::Serialize, PartialEq)]
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize, PartialEq)]
 pub struct Latency {
     pub count: u64,
     pub min: u64,
@@ -86,7 +84,7 @@ pub struct Latency {
     pub max: u64,
 }
 
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RxThreadSummary {
     /// The port this thread used (`afxdp (copy, native XDP)`, `afpacket`, ...).
     pub backend: String,
@@ -98,7 +96,7 @@ pub struct RxThreadSummary {
     pub cpu: Option<usize>,
 }
 
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RxSummary {
     /// The backend of the run: the one every thread used, or a count of each.
     pub backend: String,
@@ -143,7 +141,7 @@ struct Counters {
     last_frame: AtomicU64,
 }
 
-impl Published for CachePadded<Counters> {
+impl Published for Counters {
     fn read(&self) -> [u64; 3] {
         [
             self.packets.load(Ordering::Relaxed),
@@ -241,7 +239,6 @@ fn hash_key(key: &FlowKey) -> u64 {
 struct WorkerEnd {
     checker: Checker,
     summary: RxThreadSummary,
-    iface: Option<IfCounters>,
 }
 
 /// Runs one RX thread per port; `open(i)` opens port i inside the thread
@@ -265,103 +262,84 @@ where
             "the report interval must not be zero".into(),
         ));
     }
-    let gate = Gate::default();
-    let counters: Vec<CachePadded<Counters>> =
-        (0..plan.threads).map(|_| CachePadded::default()).collect();
+    let spec = PoolSpec {
+        side: "RX",
+        netns: plan.netns.as_deref(),
+        cpus: &plan.cpus,
+        iface: plan.iface.as_deref(),
+        interval: plan.interval,
+        stop,
+        // One thread ending (error, count, end of file) ends the run.
+        one_ends_all: true,
+    };
     let taken = AtomicU64::new(0);
-    let done = AtomicU64::new(0);
-    let run_stop = StopSignal::new();
-    let backends: Vec<OnceLock<String>> = (0..plan.threads).map(|_| OnceLock::new()).collect();
-
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..plan.threads)
-            .map(|i| {
-                let (gate, counters, open, taken, done, run_stop, backend) = (
-                    &gate,
-                    &counters[i],
-                    &open,
-                    &taken,
-                    &done,
-                    &run_stop,
-                    &backends[i],
-                );
-                scope.spawn(move || {
-                    let shared = Shared {
-                        gate,
-                        counters,
-                        backend,
-                        stop,
-                        run_stop,
-                    };
-                    let r = worker(plan, i, open, &shared, taken);
-                    if r.is_err() {
-                        gate.fail();
-                    }
-                    // One thread ending (error, count, end of file) ends the run.
-                    run_stop.stop();
-                    done.fetch_add(1, Ordering::Release);
-                    r
-                })
-            })
-            .collect();
-
-        let Some(start) = gate.open_when_ready(plan.threads, stop) else {
-            return collect(handles, false);
-        };
-        on_event(RxEvent::Ready {
-            backend: describe_backends(&published(&backends)),
-        });
-        let deadline = plan.duration.map(|d| start + d);
-        let mut monitor = Monitor::new(start, plan.interval, plan.threads);
-        loop {
-            let all_done = done.load(Ordering::Acquire) as usize == plan.threads;
-            let now = Instant::now();
-            if deadline.is_some_and(|d| now >= d) {
-                run_stop.stop();
-            }
-            if let Some(idle) = plan.idle {
-                let last_frame = counters
-                    .iter()
-                    .map(|c| c.last_frame.load(Ordering::Relaxed))
-                    .max()
-                    .unwrap_or(0);
-                if last_frame > 0
-                    && (now - start).saturating_sub(Duration::from_nanos(last_frame - 1)) >= idle
-                {
-                    run_stop.stop();
-                }
-            }
-            if let Some(s) = monitor.poll(now, &counters, all_done) {
-                on_event(RxEvent::Interval(RxInterval {
-                    elapsed: s.elapsed,
-                    seconds: s.seconds,
-                    packets: s.packets,
-                    bytes: s.bytes,
-                    foreign: s.extra,
-                    pps: s.pps(),
-                    l2_bps: s.l2_bps(),
-                    l1_bps: s.l1_bps(),
-                    threads: s.threads,
-                }));
-            }
-            if all_done {
-                break;
-            }
-            std::thread::sleep(monitor.nap());
-        }
-        collect(handles, true)
-    })
+    let (open, taken) = (&open, &taken);
+    let workers: Vec<_> = (0..plan.threads)
+        .map(|_| move |w: &Worker<'_, Counters>| worker(plan, open, w, taken))
+        .collect();
+    let mut watch = RxWatch {
+        plan,
+        on_event: &mut on_event,
+    };
+    let finished = pool::run(&spec, workers, &mut watch)?;
+    Ok(summarize(finished.ends, finished.iface))
 }
 
-type Handle<'s> = std::thread::ScopedJoinHandle<'s, Result<Option<WorkerEnd>, EngineError>>;
+/// The calling thread's side of an RX run: events out, and the ends that
+/// no worker sees alone (the duration, the idle timeout over all ports).
+struct RxWatch<'a, E> {
+    plan: &'a RxPlan,
+    on_event: &'a mut E,
+}
 
-fn collect(handles: Vec<Handle<'_>>, started: bool) -> Result<RxSummary, EngineError> {
-    let ends = join_all(handles, "RX")?;
-    let ends: Vec<WorkerEnd> = if started {
-        ends.into_iter().flatten().collect()
-    } else {
-        Vec::new()
-    };
+impl<E: FnMut(RxEvent)> Watch<Counters> for RxWatch<'_, E> {
+    fn started(&mut self, backends: &[String]) {
+        (self.on_event)(RxEvent::Ready {
+            backend: describe_backends(backends),
+        });
+    }
+
+    fn look(
+        &mut self,
+        now: Instant,
+        start: Instant,
+        counters: &[CachePadded<Counters>],
+        end: &StopSignal,
+    ) {
+        if self.plan.duration.is_some_and(|d| now >= start + d) {
+            end.stop();
+        }
+        if let Some(idle) = self.plan.idle {
+            let last_frame = counters
+                .iter()
+                .map(|c| c.last_frame.load(Ordering::Relaxed))
+                .max()
+                .unwrap_or(0);
+            if last_frame > 0
+                && (now - start).saturating_sub(Duration::from_nanos(last_frame - 1)) >= idle
+            {
+                end.stop();
+            }
+        }
+    }
+
+    fn sample(&mut self, s: Sample) {
+        (self.on_event)(RxEvent::Interval(RxInterval {
+            elapsed: s.elapsed,
+            seconds: s.seconds,
+            packets: s.packets,
+            bytes: s.bytes,
+            foreign: s.extra,
+            pps: s.pps(),
+            l2_bps: s.l2_bps(),
+            l1_bps: s.l1_bps(),
+            threads: s.threads,
+        }));
+    }
+}
+
+/// Sums up what the workers that ran found.
+fn summarize(ends: Vec<WorkerEnd>, iface: Option<IfCounters>) -> RxSummary {
     // The active period, by the frames' own receive timestamps.
     let first = ends
         .iter()
@@ -389,7 +367,7 @@ fn collect(handles: Vec<Handle<'_>>, started: bool) -> Result<RxSummary, EngineE
     let packets: u64 = ends.iter().map(|e| e.summary.packets).sum();
     let bytes: u64 = ends.iter().map(|e| e.summary.bytes).sum();
     let names: Vec<String> = ends.iter().map(|e| e.summary.backend.clone()).collect();
-    Ok(RxSummary {
+    RxSummary {
         backend: describe_backends(&names),
         packets,
         bytes,
@@ -414,41 +392,33 @@ fn collect(handles: Vec<Handle<'_>>, started: bool) -> Result<RxSummary, EngineE
             max: h.max(),
         }),
         interrupted: crate::stop::interrupted(),
-        iface: ends.iter().find_map(|e| e.iface),
+        iface,
         threads: ends.into_iter().map(|e| e.summary).collect(),
-    })
+    }
 }
 
 fn worker<P, O>(
     plan: &RxPlan,
-    i: usize,
     open: &O,
-    shared: &Shared<'_, CachePadded<Counters>>,
+    w: &Worker<'_, Counters>,
     taken: &AtomicU64,
 ) -> Result<Option<WorkerEnd>, EngineError>
 where
     P: RxPort,
     O: Fn(usize) -> Result<P, IoError>,
 {
-    let Shared {
-        gate,
-        counters,
-        stop,
-        run_stop,
-        ..
-    } = *shared;
-    let cpu = place_thread(plan.netns.as_deref(), &plan.cpus, i)?;
+    let i = w.index();
+    let counters = w.counters();
+    let cpu = w.cpu();
     let mut port = open(i)?;
-    let _ = shared.backend.set(port.backend());
-    let iface = if i == 0 { plan.iface.as_deref() } else { None };
-    let before = iface.map(pktlab_io::iface::read_counters).transpose()?;
+    w.opened(port.backend());
     let mut checker = Checker::new();
-    let Some(start) = gate.arrive_and_wait(stop) else {
+    let Some(start) = w.wait_start() else {
         return Ok(None);
     };
     let limit = plan.count.unwrap_or(u64::MAX);
     loop {
-        if stop.is_set() || run_stop.is_set() {
+        if w.should_stop() {
             break;
         }
         let already = taken.load(Ordering::Relaxed);
@@ -479,10 +449,6 @@ where
         }
     }
     let ring_drops = port.drops()?;
-    let iface = match (iface, before) {
-        (Some(name), Some(before)) => Some(pktlab_io::iface::read_counters(name)?.delta(&before)),
-        _ => None,
-    };
     Ok(Some(WorkerEnd {
         summary: RxThreadSummary {
             backend: port.backend(),
@@ -493,6 +459,5 @@ where
             cpu,
         },
         checker,
-        iface,
     }))
 }

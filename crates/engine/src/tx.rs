@@ -2,18 +2,16 @@
 //! by count, duration or signal.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crossbeam_utils::CachePadded;
 use pktlab_io::iface::IfCounters;
 use pktlab_io::port::TxPort;
 use pktlab_io::IoError;
 
 use crate::backend::describe_backends;
-use crate::gate::Gate;
-use crate::monitor::{join_all, l1_bps, per_second, Monitor, Published, Sample};
 use crate::pacer::{self, Pace, Pacer};
+use crate::pool::{self, PoolSpec, Published, Sample, Watch, Worker};
+use crate::rates::{l1_bps, per_second};
 use crate::{clock, EngineError, FrameSource, StopSignal, FCS_LEN};
 
 /// Frames per `send_batch` call when nothing else limits it.
@@ -78,14 +76,14 @@ impl TxPlan {
 
     /// Thread `i`'s share of a total: the first `total % threads` threads
     /// take one more.
-    fn share(total: u64, threads: usize, i: usize) -> u64 {
+    pub(crate) fn share(total: u64, threads: usize, i: usize) -> u64 {
         let t = threads as u64;
         total / t + u64::from((i as u64) < total % t)
     }
 }
 
 /// One reporting interval, summed over threads.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct TxInterval {
     /// Seconds since the start, at the end of this interval.
     pub elapsed: f64,
@@ -116,7 +114,7 @@ impl From<Sample> for TxInterval {
 }
 
 /// What one thread did.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct TxThreadSummary {
     /// The port this thread used (`afxdp (copy)`, `afpacket`, ...).
     pub backend: String,
@@ -127,7 +125,7 @@ pub struct TxThreadSummary {
 }
 
 /// What the whole run did.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct TxSummary {
     /// The backend of the run: the one every thread used, or a count of each.
     pub backend: String,
@@ -163,7 +161,7 @@ struct Counters {
     bytes: AtomicU64,
 }
 
-impl Published for CachePadded<Counters> {
+impl Published for Counters {
     fn read(&self) -> [u64; 3] {
         [
             self.packets.load(Ordering::Relaxed),
@@ -176,7 +174,6 @@ impl Published for CachePadded<Counters> {
 struct WorkerEnd {
     summary: TxThreadSummary,
     end: Instant,
-    iface: Option<IfCounters>,
 }
 
 /// Runs one TX thread per source. Each thread enters `plan.netns`, pins
@@ -203,71 +200,26 @@ where
             plan.threads
         )));
     }
-    let gate = Gate::default();
-    let counters: Vec<CachePadded<Counters>> =
-        (0..plan.threads).map(|_| CachePadded::default()).collect();
-    let done = AtomicU64::new(0);
-    let run_stop = StopSignal::new();
-    let backends: Vec<OnceLock<String>> = (0..plan.threads).map(|_| OnceLock::new()).collect();
-
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = sources
-            .into_iter()
-            .enumerate()
-            .map(|(i, source)| {
-                let (gate, counters, open, done, run_stop, backend) =
-                    (&gate, &counters[i], &open, &done, &run_stop, &backends[i]);
-                scope.spawn(move || {
-                    let shared = Shared {
-                        gate,
-                        counters,
-                        backend,
-                        stop,
-                        run_stop,
-                    };
-                    let r = worker(plan, i, source, open, &shared);
-                    if r.is_err() {
-                        gate.fail();
-                        run_stop.stop();
-                    }
-                    done.fetch_add(1, Ordering::Release);
-                    r
-                })
-            })
-            .collect();
-
-        let Some(start) = gate.open_when_ready(plan.threads, stop) else {
-            return collect(handles, None);
-        };
-        on_event(TxEvent::Started {
-            backend: describe_backends(&published(&backends)),
-        });
-        let mut monitor = Monitor::new(start, plan.interval, plan.threads);
-        loop {
-            let all_done = done.load(Ordering::Acquire) as usize == plan.threads;
-            if let Some(s) = monitor.poll(Instant::now(), &counters, all_done) {
-                on_event(TxEvent::Interval(TxInterval::from(s)));
-            }
-            if all_done {
-                break;
-            }
-            std::thread::sleep(monitor.nap());
-        }
-        collect(handles, Some(start))
-    })
-}
-
-type Handle<'s> = std::thread::ScopedJoinHandle<'s, Result<Option<WorkerEnd>, EngineError>>;
-
-/// Joins the workers and sums them up. `start` is None when the run never
-/// started (a worker failed to prepare, or a stop came first).
-fn collect(handles: Vec<Handle<'_>>, start: Option<Instant>) -> Result<TxSummary, EngineError> {
-    let ends = join_all(handles, "TX")?;
-    let ends: Vec<WorkerEnd> = ends.into_iter().flatten().collect();
+    let spec = PoolSpec {
+        side: "TX",
+        netns: plan.netns.as_deref(),
+        cpus: &plan.cpus,
+        iface: plan.iface.as_deref(),
+        interval: plan.interval,
+        stop,
+        one_ends_all: false,
+    };
+    let open = &open;
+    let workers: Vec<_> = sources
+        .into_iter()
+        .map(|source| move |w: &Worker<'_, Counters>| worker(plan, source, open, w))
+        .collect();
+    let finished = pool::run(&spec, workers, &mut TxWatch(&mut on_event))?;
     let interrupted = crate::stop::interrupted();
-    let Some(start) = start else {
+    let Some(start) = finished.start else {
         return Ok(TxSummary::empty(interrupted));
     };
+    let (ends, iface) = (finished.ends, finished.iface);
     let packets: u64 = ends.iter().map(|e| e.summary.packets).sum();
     let bytes: u64 = ends.iter().map(|e| e.summary.bytes).sum();
     let end = ends.iter().map(|e| e.end).max().unwrap_or(start);
@@ -283,9 +235,24 @@ fn collect(handles: Vec<Handle<'_>>, start: Option<Instant>) -> Result<TxSummary
         l1_bps: l1_bps(packets, bytes, seconds),
         tx_errors: ends.iter().map(|e| e.summary.tx_errors).sum(),
         interrupted,
-        iface: ends.iter().find_map(|e| e.iface),
+        iface,
         threads: ends.into_iter().map(|e| e.summary).collect(),
     })
+}
+
+/// The calling thread's side of a TX run: events out, nothing to watch.
+pub(crate) struct TxWatch<'e, E>(pub &'e mut E);
+
+impl<C, E: FnMut(TxEvent)> Watch<C> for TxWatch<'_, E> {
+    fn started(&mut self, backends: &[String]) {
+        (self.0)(TxEvent::Started {
+            backend: describe_backends(backends),
+        });
+    }
+
+    fn sample(&mut self, sample: Sample) {
+        (self.0)(TxEvent::Interval(TxInterval::from(sample)));
+    }
 }
 
 impl TxSummary {
@@ -307,59 +274,22 @@ impl TxSummary {
     }
 }
 
-/// Enters the namespace and pins the calling worker thread as the plan says.
-pub(crate) fn place_thread(
-    netns: Option<&str>,
-    cpus: &[usize],
-    i: usize,
-) -> Result<Option<usize>, EngineError> {
-    if let Some(ns) = netns {
-        crate::netns::enter(ns)?;
-    }
-    let cpu = (!cpus.is_empty()).then(|| cpus[i % cpus.len()]);
-    if let Some(cpu) = cpu {
-        crate::affinity::pin_current_thread(cpu)?;
-    }
-    Ok(cpu)
-}
-
-/// What a worker shares with the monitor and the other workers.
-pub(crate) struct Shared<'a, C> {
-    pub gate: &'a Gate,
-    pub counters: &'a C,
-    /// The port's backend, published once it is open.
-    pub backend: &'a OnceLock<String>,
-    pub stop: &'a StopSignal,
-    pub run_stop: &'a StopSignal,
-}
-
-/// The backends the workers published.
-pub(crate) fn published(backends: &[OnceLock<String>]) -> Vec<String> {
-    backends.iter().filter_map(|b| b.get().cloned()).collect()
-}
-
 fn worker<P, S, O>(
     plan: &TxPlan,
-    i: usize,
     mut source: S,
     open: &O,
-    shared: &Shared<'_, CachePadded<Counters>>,
+    w: &Worker<'_, Counters>,
 ) -> Result<Option<WorkerEnd>, EngineError>
 where
     P: TxPort,
     S: FrameSource,
     O: Fn(usize) -> Result<P, IoError>,
 {
-    let Shared {
-        gate,
-        counters,
-        stop,
-        run_stop,
-        ..
-    } = *shared;
-    let cpu = place_thread(plan.netns.as_deref(), &plan.cpus, i)?;
+    let i = w.index();
+    let counters = w.counters();
+    let cpu = w.cpu();
     let mut port = open(i)?;
-    let _ = shared.backend.set(port.backend());
+    w.opened(port.backend());
     if port.slot_size() < source.max_len() {
         return Err(EngineError::BadPlan(format!(
             "frames of {} bytes do not fit the port's {}-byte slots",
@@ -367,10 +297,8 @@ where
             port.slot_size()
         )));
     }
-    let iface = if i == 0 { plan.iface.as_deref() } else { None };
-    let before = iface.map(pktlab_io::iface::read_counters).transpose()?;
 
-    let Some(start) = gate.arrive_and_wait(stop) else {
+    let Some(start) = w.wait_start() else {
         return Ok(None);
     };
     let mut remaining = plan.count.map(|n| TxPlan::share(n, plan.threads, i));
@@ -381,7 +309,7 @@ where
     let (mut packets, mut bytes) = (0u64, 0u64);
 
     loop {
-        if stop.is_set() || run_stop.is_set() {
+        if w.should_stop() {
             break;
         }
         let mut want = plan.batch;
@@ -427,10 +355,6 @@ where
     }
     port.flush()?;
     let end = Instant::now();
-    let iface = match (iface, before) {
-        (Some(name), Some(before)) => Some(pktlab_io::iface::read_counters(name)?.delta(&before)),
-        _ => None,
-    };
     Ok(Some(WorkerEnd {
         summary: TxThreadSummary {
             backend: port.backend(),
@@ -440,7 +364,6 @@ where
             cpu,
         },
         end,
-        iface,
     }))
 }
 

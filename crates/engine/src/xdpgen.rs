@@ -11,16 +11,17 @@
 //! checked against them: every frame built must have been taken by the
 //! driver, and any frame dropped or refused fails the run with the count.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crossbeam_utils::CachePadded;
 use pktlab_io::iface::IfCounters;
 use pktlab_io::xdpgen::{CpuState, RunEnd, TxReport, XdpGen, XdpGenConfig};
+use pktlab_wire::frame::FrameSpec;
 
-use crate::gate::Gate;
-use crate::gen::GenConfig;
-use crate::monitor::{join_all, l1_bps, per_second, Monitor, Published};
-use crate::tx::{place_thread, TxEvent, TxInterval, TxSummary, TxThreadSummary};
+use crate::error::Undelivered;
+use crate::pool::{self, in_netns, NoCounters, PoolSpec, Sample, Watch, Worker};
+use crate::rates::{l1_bps, per_second};
+use crate::tx::{TxEvent, TxPlan, TxSummary, TxThreadSummary, TxWatch};
 use crate::{EngineError, StopSignal};
 
 /// Frames per BPF_PROG_RUN call when nothing limits it: large enough that
@@ -34,15 +35,6 @@ const CHUNK_ALIGN: u32 = 16;
 const TS_EVERY: u32 = 16;
 /// The longest a paced thread sleeps before it looks at the stop signal.
 const MAX_SLEEP: Duration = Duration::from_millis(20);
-
-/// A thread's counters as the program's map has them.
-struct MapCount([u64; 3]);
-
-impl Published for MapCount {
-    fn read(&self) -> [u64; 3] {
-        self.0
-    }
-}
 
 /// The CPUs of the threads: `--cpus` (one each, at least as many as
 /// threads), or the first CPUs this process may use.
@@ -107,29 +99,22 @@ impl ChunkPacer {
     }
 }
 
-/// Thread `i`'s share of a total (as `run_tx` splits it).
-fn share(total: u64, threads: usize, i: usize) -> u64 {
-    let t = threads as u64;
-    total / t + u64::from((i as u64) < total % t)
-}
-
-/// Runs `cfg` with the XDP live-frame generator.
+/// Runs `plan` with the XDP live-frame generator on `iface`, frames as
+/// `frames` describes. A run whose frames did not all go out is still
+/// summed up: the summary comes with what was lost, if anything.
 pub fn run_xdp_gen(
-    cfg: &GenConfig,
+    frames: &FrameSpec,
+    iface: &str,
+    plan: &TxPlan,
     stop: &StopSignal,
     mut on_event: impl FnMut(TxEvent),
-) -> Result<TxSummary, EngineError> {
-    let plan = &cfg.plan;
+) -> Result<(TxSummary, Option<Undelivered>), EngineError> {
     pktlab_wire::check_threads(plan.threads).map_err(|e| EngineError::BadPlan(e.to_string()))?;
     if plan.interval.is_zero() {
         return Err(EngineError::BadPlan(
             "the report interval must not be zero".into(),
         ));
     }
-    let iface = cfg
-        .iface
-        .clone()
-        .ok_or_else(|| EngineError::BadPlan("--io xdp needs an interface (-i)".into()))?;
     let cpus = thread_cpus(plan.threads, &plan.cpus)?;
     let batch = u32::try_from(plan.batch).unwrap_or(u32::MAX);
     let xcfg = XdpGenConfig {
@@ -138,90 +123,37 @@ pub fn run_xdp_gen(
         ts_every: TS_EVERY,
         ..Default::default()
     };
+    let netns = plan.netns.as_deref();
     // Loaded where the interface is (the devmap takes the ifindex of the
     // loading thread's namespace).
-    let (gen, before) = std::thread::scope(|s| {
-        s.spawn(|| -> Result<_, EngineError> {
-            place_thread(plan.netns.as_deref(), &[], 0)?;
-            let gen = XdpGen::open(&cfg.frames, &iface, &xcfg)?;
-            let before = plan
-                .iface
-                .as_deref()
-                .map(pktlab_io::iface::read_counters)
-                .transpose()?;
-            Ok((gen, before))
-        })
-        .join()
-        .map_err(|_| EngineError::WorkerPanicked("TX"))?
-    })?;
+    let gen = in_netns(netns, "TX", || Ok(XdpGen::open(frames, iface, &xcfg)?))?;
     let backend = gen.backend();
-    let gate = Gate::default();
-    let done = AtomicU64::new(0);
-    let run_stop = StopSignal::new();
-
-    let (ends, start): (Result<Vec<Option<WorkerEnd>>, EngineError>, _) =
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = cpus
-                .iter()
-                .enumerate()
-                .map(|(i, &cpu)| {
-                    let (gen, gate, done, run_stop) = (&gen, &gate, &done, &run_stop);
-                    scope.spawn(move || {
-                        let r = worker(cfg, i, cpu, gen, gate, stop, run_stop);
-                        if r.is_err() {
-                            gate.fail();
-                            run_stop.stop();
-                        }
-                        done.fetch_add(1, Ordering::Release);
-                        r
-                    })
-                })
-                .collect();
-            let Some(start) = gate.open_when_ready(plan.threads, stop) else {
-                return (join_all(handles, "TX"), None);
-            };
-            on_event(TxEvent::Started {
-                backend: backend.clone(),
-            });
-            let mut monitor = Monitor::new(start, plan.interval, plan.threads);
-            loop {
-                let all_done = done.load(Ordering::Acquire) as usize == plan.threads;
-                let counts: Vec<MapCount> = match gen.counters() {
-                    Ok(c) => c.iter().map(|s| MapCount([s.frames, s.bytes, 0])).collect(),
-                    // The workers report the same failure.
-                    Err(_) => break,
-                };
-                if let Some(s) = monitor.poll(Instant::now(), &counts, all_done) {
-                    on_event(TxEvent::Interval(TxInterval::from(s)));
-                }
-                if all_done {
-                    break;
-                }
-                std::thread::sleep(monitor.nap());
-            }
-            (join_all(handles, "TX"), Some(start))
-        });
-    let ends = ends?;
-    let interrupted = crate::stop::interrupted();
-    let Some(start) = start else {
-        return Ok(TxSummary::empty(interrupted));
+    let spec = PoolSpec {
+        side: "TX",
+        netns,
+        cpus: &cpus,
+        iface: plan.iface.as_deref(),
+        interval: plan.interval,
+        stop,
+        one_ends_all: false,
     };
-    let end = ends.iter().flatten().map(|e| e.end).max().unwrap_or(start);
+    let gen_ref = &gen;
+    // One worker per CPU of `cpus`, pinned there by the pool.
+    let workers: Vec<_> = (0..cpus.len())
+        .map(|_| move |w: &Worker<'_, NoCounters>| worker(plan, gen_ref, w))
+        .collect();
+    let mut watch = XdpWatch {
+        gen: &gen,
+        backend: &backend,
+        events: TxWatch(&mut on_event),
+    };
+    let finished = pool::run(&spec, workers, &mut watch)?;
+    let interrupted = crate::stop::interrupted();
+    let Some(start) = finished.start else {
+        return Ok((TxSummary::empty(interrupted), None));
+    };
+    let end = finished.ends.iter().max().copied().unwrap_or(start);
     let seconds = (end - start).as_secs_f64();
-    let after = plan
-        .iface
-        .as_deref()
-        .map(|name| -> Result<IfCounters, EngineError> {
-            std::thread::scope(|s| {
-                s.spawn(|| {
-                    place_thread(plan.netns.as_deref(), &[], 0)?;
-                    Ok(pktlab_io::iface::read_counters(name)?)
-                })
-                .join()
-                .map_err(|_| EngineError::WorkerPanicked("TX"))?
-            })
-        })
-        .transpose()?;
     let states = gen.counters()?;
     let reports = gen.tx_reports()?;
     let summary = summarize(
@@ -231,9 +163,36 @@ pub fn run_xdp_gen(
         &reports,
         seconds,
         interrupted,
-        before.zip(after),
+        finished.iface,
     );
-    account(&iface, &states, &reports, summary)
+    Ok((summary, account(iface, &states, &reports)))
+}
+
+/// The calling thread's side of an XDP run: the counts come from the
+/// program's maps, the events go out as any TX run's do.
+struct XdpWatch<'a, E> {
+    gen: &'a XdpGen,
+    /// The generator's backend: the workers open no port to publish one.
+    backend: &'a str,
+    events: TxWatch<'a, E>,
+}
+
+impl<E: FnMut(TxEvent)> Watch<NoCounters> for XdpWatch<'_, E> {
+    fn started(&mut self, _backends: &[String]) {
+        (self.events.0)(TxEvent::Started {
+            backend: self.backend.to_string(),
+        });
+    }
+
+    fn counts(&mut self, _counters: &[CachePadded<NoCounters>]) -> Option<Vec<[u64; 3]>> {
+        // On failure the workers report the same error.
+        let states = self.gen.counters().ok()?;
+        Some(states.iter().map(|s| [s.frames, s.bytes, 0]).collect())
+    }
+
+    fn sample(&mut self, sample: Sample) {
+        <TxWatch<'_, E> as Watch<NoCounters>>::sample(&mut self.events, sample);
+    }
 }
 
 /// Sums the map counters up into the summary every backend reports.
@@ -244,7 +203,7 @@ fn summarize(
     reports: &[TxReport],
     seconds: f64,
     interrupted: bool,
-    iface: Option<(IfCounters, IfCounters)>,
+    iface: Option<IfCounters>,
 ) -> TxSummary {
     let packets: u64 = states.iter().map(|s| s.frames).sum();
     let bytes: u64 = states.iter().map(|s| s.bytes).sum();
@@ -270,88 +229,50 @@ fn summarize(
                 cpu: Some(cpu),
             })
             .collect(),
-        iface: iface.map(|(before, after)| after.delta(&before)),
+        iface,
     }
 }
 
 /// Checks that the tracepoints saw every frame the program built go to
-/// the driver; any frame lost fails the run, with its count and cause.
-fn account(
-    iface: &str,
-    states: &[CpuState],
-    reports: &[TxReport],
-    summary: TxSummary,
-) -> Result<TxSummary, EngineError> {
+/// the driver: None when they did, otherwise what was lost and why.
+fn account(iface: &str, states: &[CpuState], reports: &[TxReport]) -> Option<Undelivered> {
     let built: u64 = states.iter().map(|s| s.frames).sum();
     let aborted: u64 = states.iter().map(|s| s.aborted).sum();
     let r = TxReport::sum(reports);
     let seen = r.xmit_sent + r.xmit_drops + r.redirect_errs;
     if r.lost() == 0 && aborted == 0 && seen == built {
-        return Ok(summary);
+        return None;
     }
-    let mut causes = Vec::new();
-    if r.xmit_drops > 0 {
-        causes.push(format!(
-            "{} dropped by {iface}'s driver (a full ring)",
-            r.xmit_drops
-        ));
-    }
-    if r.redirect_errs > 0 {
-        causes.push(format!("{} refused by the redirect", r.redirect_errs));
-    }
-    if aborted > 0 {
-        causes.push(format!("{aborted} aborted by the program"));
-    }
-    if seen != built {
-        causes.push(format!(
-            "{} not seen by the kernel's XDP tracepoints",
-            built.abs_diff(seen)
-        ));
-    }
-    let err = if r.last_err != 0 {
-        let text = pktlab_io::os_message(&std::io::Error::from_raw_os_error(-r.last_err as i32));
-        format!(" (last error: {text})")
-    } else {
-        String::new()
-    };
-    let lost = r.lost() + aborted + built.saturating_sub(seen);
-    Err(EngineError::Undelivered {
-        message: format!(
-            "{lost} of {} frames did not go out on {iface}: {}{err}",
-            built + aborted,
-            causes.join(", ")
-        ),
-        summary: Box::new(summary),
+    Some(Undelivered {
+        iface: iface.to_string(),
+        built: built + aborted,
+        driver_drops: r.xmit_drops,
+        redirect_errors: r.redirect_errs,
+        aborted,
+        unseen: built.abs_diff(seen),
+        last_errno: r.last_err,
     })
 }
 
-struct WorkerEnd {
-    end: Instant,
-}
-
-/// One thread: its CPU, its share of the count and rate, chunk after chunk.
+/// One thread, on a CPU of its own: its share of the count and rate, chunk after
+/// chunk. Returns when it handed its last chunk over.
 fn worker(
-    cfg: &GenConfig,
-    i: usize,
-    cpu: usize,
+    plan: &TxPlan,
     gen: &XdpGen,
-    gate: &Gate,
-    stop: &StopSignal,
-    run_stop: &StopSignal,
-) -> Result<Option<WorkerEnd>, EngineError> {
-    let plan = &cfg.plan;
-    place_thread(plan.netns.as_deref(), &[cpu], 0)?;
-    let Some(start) = gate.arrive_and_wait(stop) else {
+    w: &Worker<'_, NoCounters>,
+) -> Result<Option<Instant>, EngineError> {
+    let i = w.index();
+    let Some(start) = w.wait_start() else {
         return Ok(None);
     };
-    let mut remaining = plan.count.map(|n| share(n, plan.threads, i));
+    let mut remaining = plan.count.map(|n| TxPlan::share(n, plan.threads, i));
     let rate = plan.rate_pps.map(|r| r / plan.threads as f64);
     let chunk = rate.map_or(MAX_CHUNK, paced_chunk);
     let mut pacer = rate.map(|r| ChunkPacer::new(r, chunk));
     let deadline = plan.duration.map(|d| start + d);
     let mut sent = 0u64;
     loop {
-        if stop.is_set() || run_stop.is_set() || remaining == Some(0) {
+        if w.should_stop() || remaining == Some(0) {
             break;
         }
         let now = Instant::now();
@@ -384,9 +305,7 @@ fn worker(
             *r = r.saturating_sub(went);
         }
     }
-    Ok(Some(WorkerEnd {
-        end: Instant::now(),
-    }))
+    Ok(Some(Instant::now()))
 }
 
 #[cfg(test)]
@@ -441,7 +360,7 @@ mod tests {
         }];
         let s = summarize("xdp", &[0], &[state(100)], &ok, 1.0, false, None);
         assert_eq!((s.packets, s.tx_errors), (100, 0));
-        assert!(account("g0", &[state(100)], &ok, s.clone()).is_ok());
+        assert_eq!(account("g0", &[state(100)], &ok), None);
         let lossy = [TxReport {
             xmit_sent: 936,
             xmit_drops: 64,
@@ -450,7 +369,7 @@ mod tests {
         }];
         let s = summarize("xdp", &[0], &[state(1000)], &lossy, 1.0, false, None);
         assert_eq!(s.tx_errors, 64);
-        let e = account("g0", &[state(1000)], &lossy, s).unwrap_err();
+        let e = EngineError::Undelivered(account("g0", &[state(1000)], &lossy).unwrap());
         assert_eq!(
             e.to_string(),
             "64 of 1000 frames did not go out on g0: 64 dropped by g0's driver (a full ring)"
@@ -462,7 +381,8 @@ mod tests {
             ..Default::default()
         }];
         let s = summarize("xdp", &[0], &[state(10)], &refused, 1.0, false, None);
-        let e = account("g0", &[state(10)], &refused, s).unwrap_err();
+        assert_eq!((s.packets, s.tx_errors), (10, 10));
+        let e = EngineError::Undelivered(account("g0", &[state(10)], &refused).unwrap());
         assert_eq!(
             e.to_string(),
             "10 of 10 frames did not go out on g0: 10 refused by the redirect (last error: Operation not supported)"
@@ -473,7 +393,9 @@ mod tests {
             ..Default::default()
         }];
         let s = summarize("xdp", &[0], &[state(100)], &unseen, 1.0, false, None);
-        let e = account("g0", &[state(100)], &unseen, s).unwrap_err();
+        // The tracepoints report no error: only the accounting finds them.
+        assert_eq!((s.packets, s.tx_errors), (100, 0));
+        let e = EngineError::Undelivered(account("g0", &[state(100)], &unseen).unwrap());
         assert_eq!(
             e.to_string(),
             "10 of 100 frames did not go out on g0: 10 not seen by the kernel's XDP tracepoints"

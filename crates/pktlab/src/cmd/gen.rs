@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use pktlab_engine::backend::IoSpec;
-use pktlab_engine::gen::{run_gen, GenConfig};
+use pktlab_engine::gen::{run_gen_accounted, GenConfig};
 use pktlab_engine::tx::{TxEvent, TxPlan, DEFAULT_BATCH};
 use pktlab_engine::StopSignal;
 use pktlab_report::gen::{self as out, GenInfo};
@@ -132,7 +132,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         threads: cfg.plan.threads,
     };
     let o = &args.output;
-    let result = run_gen(&cfg, &stop, |event| match event {
+    let result = run_gen_accounted(&cfg, &stop, |event| match event {
         TxEvent::Started { backend } => {
             if !o.json && !o.quiet {
                 println!("{}", out::header(&info, &backend, &src, &dst));
@@ -144,19 +144,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     });
     // --io xdp: frames lost after the redirect fail the run, after the
     // summary of what it did.
-    let (summary, lost) = match result {
-        Ok(s) => (s, None),
-        Err(pktlab_engine::EngineError::Undelivered { message, summary }) => {
-            (*summary, Some(message))
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let (summary, lost) = result?;
     o.summary(
         || out::summary_json(&summary, &info),
         || out::summary_text(&summary, &info),
     );
     match lost {
-        Some(message) => Err(anyhow::anyhow!(message)),
+        Some(lost) => Err(pktlab_engine::EngineError::Undelivered(lost).into()),
         None => Ok(()),
     }
 }

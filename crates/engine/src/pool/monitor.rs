@@ -1,15 +1,8 @@
-//! What TX and RX runs share: sampling the workers' counters once per
-//! interval, and joining the workers.
+//! Sampling the workers' counters once per interval.
 
 use std::time::{Duration, Instant};
 
-use crate::{EngineError, L1_OVERHEAD};
-
-/// A worker's published counters: packets, bytes, and one more count the
-/// side cares about (RX: foreign frames; TX: none).
-pub(crate) trait Published {
-    fn read(&self) -> [u64; 3];
-}
+use crate::rates::{l1_bps, per_second};
 
 /// One interval's worth of counts.
 pub(crate) struct Sample {
@@ -36,20 +29,6 @@ impl Sample {
     }
 }
 
-/// `x / seconds`, 0 for an empty period.
-pub(crate) fn per_second(x: f64, seconds: f64) -> f64 {
-    if seconds > 0.0 {
-        x / seconds
-    } else {
-        0.0
-    }
-}
-
-/// L1 bits per second of `packets` frames of `bytes` in total.
-pub(crate) fn l1_bps(packets: u64, bytes: u64, seconds: f64) -> f64 {
-    per_second((bytes + packets * L1_OVERHEAD) as f64 * 8.0, seconds)
-}
-
 /// Samples the workers' counters at every interval boundary.
 pub(crate) struct Monitor {
     start: Instant,
@@ -70,19 +49,21 @@ impl Monitor {
         }
     }
 
-    /// At an interval boundary, or with `last` (the workers are done),
-    /// reads the counters and returns the interval's sample. The last,
-    /// partial interval is returned only if it carried traffic.
-    pub fn poll<C: Published>(
+    /// True at an interval boundary: time to read the counters.
+    pub fn due(&self, now: Instant) -> bool {
+        now >= self.next
+    }
+
+    /// Turns the counts read at `now` (one `[packets, bytes, extra]` per
+    /// worker) into the sample of the interval that ends there. With
+    /// `last` (the workers are done), the last, partial interval is
+    /// returned only if it carried traffic.
+    pub fn sample(
         &mut self,
         now: Instant,
-        counters: &[C],
+        now_counts: Vec<[u64; 3]>,
         last: bool,
     ) -> Option<Sample> {
-        if now < self.next && !last {
-            return None;
-        }
-        let now_counts: Vec<[u64; 3]> = counters.iter().map(Published::read).collect();
         let diff = |k: usize| -> u64 {
             now_counts
                 .iter()
@@ -115,29 +96,5 @@ impl Monitor {
         self.next
             .saturating_duration_since(Instant::now())
             .min(Duration::from_millis(5))
-    }
-}
-
-/// Joins every worker; the first error (or panic) wins.
-pub(crate) fn join_all<T>(
-    handles: Vec<std::thread::ScopedJoinHandle<'_, Result<T, EngineError>>>,
-    side: &'static str,
-) -> Result<Vec<T>, EngineError> {
-    let mut ends = Vec::with_capacity(handles.len());
-    let mut first_err = None;
-    for h in handles {
-        match h.join() {
-            Ok(Ok(end)) => ends.push(end),
-            Ok(Err(e)) => {
-                first_err.get_or_insert(e);
-            }
-            Err(_) => {
-                first_err.get_or_insert(EngineError::WorkerPanicked(side));
-            }
-        }
-    }
-    match first_err {
-        Some(e) => Err(e),
-        None => Ok(ends),
     }
 }
