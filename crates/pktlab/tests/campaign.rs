@@ -348,7 +348,8 @@ fn two_configurations_three_iterations() {
     assert_eq!(env_typed.nics.len(), 4);
     assert_eq!(env_typed.configs[1].name, "nft-stateless");
     assert_eq!(env_typed.host.kernel, env["host"]["kernel"]);
-    let summary_typed = results::read_summary(&out_dir).unwrap();
+    let summary_typed: pktlab_bench::campaign::summary::CampaignSummary =
+        results::read_summary(&out_dir).unwrap();
     assert_eq!(
         (summary_typed.runs_planned, summary_typed.runs_finished),
         (6, 6)

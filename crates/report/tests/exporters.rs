@@ -60,7 +60,8 @@ fn files_are_byte_identical_to_the_earlier_ones() {
 
     // summary.json reads back as the summary written: one run of
     // nft-stateless has no standard deviation (null in JSON, NaN here).
-    let back = pktlab_bench::campaign::results::read_summary(&out).unwrap();
+    let back: pktlab_bench::campaign::summary::CampaignSummary =
+        pktlab_bench::campaign::results::read_summary(&out).unwrap();
     let order = pktlab_bench::campaign::results::summary_order(&out).unwrap();
     assert_eq!(order.configs, back.configs);
     assert_eq!(order.traffics, ["inet4-64", "inet4-1518"]);

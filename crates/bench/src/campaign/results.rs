@@ -24,7 +24,6 @@ use serde::de::DeserializeOwned;
 use super::records::{
     EnvRecord, RunFigures, RunHeader, RunRecord, SummaryOrder, Typed, HEADER_TYPE, RESULT_TYPE,
 };
-use super::summary::CampaignSummary;
 use crate::atomic;
 use crate::BenchError;
 
@@ -261,8 +260,10 @@ fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T, BenchError> {
     })
 }
 
-/// `summary.json` of folder `path`.
-pub fn read_summary(path: &Path) -> Result<CampaignSummary, BenchError> {
+/// `summary.json` of folder `path`, read as a `CampaignSummary` (or as a
+/// part of one; generic so that the folder's owner does not import the
+/// summary, which imports the folder's run records).
+pub fn read_summary<T: DeserializeOwned>(path: &Path) -> Result<T, BenchError> {
     read_json(&path.join(SUMMARY_FILE))
 }
 
