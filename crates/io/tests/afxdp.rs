@@ -532,13 +532,13 @@ fn frags_aware_program_is_native_at_mtu_9000() {
 
 /// The child side of the exit tests: opens an RX socket in the namespace
 /// named by PKTLAB_AFXDP_CHILD_NETNS, says "ready", and receives until it is
-/// killed. Does nothing when run without that variable.
+/// killed. Fails when run without that variable (by `--ignored`).
 #[test]
 #[ignore = "helper process of xdp_program_is_detached_when_the_process_dies"]
 fn child_holds_an_rx_socket() {
-    let Ok(netns) = std::env::var("PKTLAB_AFXDP_CHILD_NETNS") else {
-        return;
-    };
+    let netns = std::env::var("PKTLAB_AFXDP_CHILD_NETNS").expect(
+        "PKTLAB_AFXDP_CHILD_NETNS unset: this helper runs only as the child of xdp_program_is_detached_when_the_process_dies",
+    );
     let dev = std::env::var("PKTLAB_AFXDP_CHILD_DEV").unwrap();
     let file = std::fs::File::open(format!("/var/run/netns/{netns}")).unwrap();
     // SAFETY: setns on a valid namespace fd; it changes this thread only.
