@@ -388,7 +388,15 @@ mod tests {
 
     #[test]
     fn count_is_a_total_split_across_threads() {
-        for (count, threads) in [(1000u64, 1usize), (1001, 2), (10, 3), (2, 4)] {
+        // The first `count % threads` threads take one more, by hand.
+        let cases: [(u64, &[u64]); 4] = [
+            (1000, &[1000]),
+            (1001, &[501, 500]),
+            (10, &[4, 3, 3]),
+            (2, &[1, 1, 0, 0]),
+        ];
+        for (count, want) in cases {
+            let threads = want.len();
             let plan = TxPlan {
                 threads,
                 count: Some(count),
@@ -407,9 +415,6 @@ mod tests {
             assert_eq!(summary.packets, count);
             assert_eq!(summary.bytes, count * 64);
             let per: Vec<u64> = summary.threads.iter().map(|t| t.packets).collect();
-            let want: Vec<u64> = (0..threads)
-                .map(|i| TxPlan::share(count, threads, i))
-                .collect();
             assert_eq!(per, want);
             assert_eq!(per.iter().sum::<u64>(), count);
         }

@@ -73,6 +73,88 @@ fn two_short_runs_print_a_ministat_summary() {
     // The BSDRP-style file holds one value per run.
     let pps = std::fs::read_to_string(out_dir.join("forwarding.inet4.pps")).unwrap();
     assert_eq!(pps.lines().count(), 2, "{pps}");
+    text_states_the_results(out, &out_dir);
+}
+
+/// A pkt-gen-style rate (`176.66 Kpps`) in frames per second.
+fn kpps(text: &str) -> f64 {
+    text.strip_suffix(" Kpps")
+        .unwrap_or_else(|| panic!("{text:?} in Kpps"))
+        .parse::<f64>()
+        .unwrap()
+        * 1e3
+}
+
+/// The run lines and the ministat row printed by `bench` state the numbers
+/// of the results folder the same run wrote (runs.csv, summary.json).
+fn text_states_the_results(out: &str, dir: &std::path::Path) {
+    let csv = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    for (i, row) in rows.iter().enumerate() {
+        let f = |k: usize| row[k].parse::<f64>().unwrap();
+        let (forwarded, offered, loss) = (f(4), f(5), f(6));
+        let tag = format!("[{}/2] forwarding inet4 #{}: forwarded ", i + 1, i + 1);
+        let line = out
+            .lines()
+            .find_map(|l| l.strip_prefix(&tag))
+            .unwrap_or_else(|| panic!("{tag} in {out}"));
+        // "176.66 Kpps, offered 177.54 Kpps, loss 0.000% (0 of 283264)"
+        let (fwd, rest) = line.split_once(", offered ").unwrap();
+        let (off, rest) = rest.split_once(", loss ").unwrap();
+        let (pct, counts) = rest.split_once("% (").unwrap();
+        let (lost, sent) = counts.trim_end_matches(')').split_once(" of ").unwrap();
+        let (lost, sent): (u64, u64) = (lost.parse().unwrap(), sent.parse().unwrap());
+        // Two decimals of Kpps: within 5 pps.
+        assert!(
+            (kpps(fwd) - forwarded).abs() <= 5.0 + 1e-6,
+            "{line} vs {row:?}"
+        );
+        assert!(
+            (kpps(off) - offered).abs() <= 5.0 + 1e-6,
+            "{line} vs {row:?}"
+        );
+        assert!(sent > 0, "{line}");
+        assert!(
+            (pct.parse::<f64>().unwrap() - loss * 100.0).abs() <= 5e-4,
+            "{line} vs {row:?}"
+        );
+        assert!(
+            (lost as f64 / sent as f64 - loss).abs() < 1e-12,
+            "{line} vs {row:?}"
+        );
+    }
+    // The table row: by hand from the two runs, and as in summary.json.
+    let (a, b) = (
+        rows[0][4].parse::<f64>().unwrap(),
+        rows[1][4].parse::<f64>().unwrap(),
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
+    let stats = &summary["cells"][0]["forwarded"];
+    let want = [
+        a.min(b),
+        a.max(b),
+        (a + b) / 2.0,
+        (a + b) / 2.0,
+        (a - b).abs() / 2f64.sqrt(),
+    ];
+    for (k, w) in ["min", "max", "median", "avg", "stddev"].iter().zip(want) {
+        let j = stats[*k].as_f64().unwrap();
+        assert!((j - w).abs() <= w.abs() * 1e-12, "{k}: {j} vs {w}");
+    }
+    let row: Vec<f64> = out.lines().find(|l| l.starts_with("x   2 ")).unwrap()[1..]
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    for (t, w) in row[1..].iter().zip(want) {
+        // ministat's 8 significant digits.
+        assert!((t - w).abs() <= w.abs() * 1e-7, "{row:?} vs {want:?}");
+    }
 }
 
 #[test]

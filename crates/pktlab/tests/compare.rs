@@ -141,3 +141,95 @@ fn bad_folders_are_usage_errors() {
         assert_eq!(err, msg);
     }
 }
+
+/// The numbers of a text block (ministat's table rows and the difference
+/// lines) are those of the JSON object of the same comparison.
+fn assert_text_states_json(block: &str, v: &serde_json::Value) {
+    // ministat prints the table with 8 significant digits (%.8g) and the
+    // difference with 6 (%g).
+    let close = |text: &str, json: &serde_json::Value, what: &str, digits: i32| {
+        let t: f64 = text
+            .parse()
+            .unwrap_or_else(|e| panic!("{what} {text:?}: {e}"));
+        let j = json.as_f64().unwrap_or_else(|| panic!("{what}: {json}"));
+        assert!(
+            (t - j).abs() <= j.abs() * 10f64.powi(-digits) + 1e-9,
+            "{what}: text {t}, JSON {j}\n{block}"
+        );
+    };
+    let sets = v["datasets"].as_array().unwrap();
+    let symbols: Vec<&str> = sets.iter().map(|s| s["symbol"].as_str().unwrap()).collect();
+    let rows: Vec<Vec<&str>> = block
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.len() == 7 && symbols.contains(&w[0]))
+        .collect();
+    assert_eq!(rows.len(), sets.len(), "{block}");
+    for (row, set) in rows.iter().zip(sets) {
+        assert_eq!(row[0], set["symbol"].as_str().unwrap(), "{block}");
+        assert_eq!(row[1].parse::<u64>().unwrap(), set["n"].as_u64().unwrap());
+        for (i, key) in ["min", "max", "median", "avg", "stddev"].iter().enumerate() {
+            close(row[2 + i], &set[*key], key, 7);
+        }
+    }
+    // Only a proven difference prints its lines.
+    let cmps: Vec<&serde_json::Value> = v["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["significant"] == true)
+        .collect();
+    assert_eq!(
+        block.matches("No difference proven").count(),
+        v["comparisons"].as_array().unwrap().len() - cmps.len(),
+        "{block}"
+    );
+    let diffs: Vec<&str> = block
+        .lines()
+        .filter(|l| l.starts_with('\t') && l.contains(" +/- ") && !l.contains('%'))
+        .collect();
+    assert_eq!(diffs.len(), cmps.len(), "{block}");
+    for (line, c) in diffs.iter().zip(cmps) {
+        let (d, e) = line.trim().split_once(" +/- ").unwrap();
+        close(d, &c["difference"], "difference", 5);
+        close(e, &c["error"], "error", 5);
+    }
+}
+
+#[test]
+fn text_states_the_numbers_of_the_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // The FreeBSD router-tuning wiki's runs, and a third set of our own.
+    write(
+        d,
+        "a.inet4.pps",
+        "19028337\n19126428\n19099721\n19100000\n19098189\n",
+    );
+    write(
+        d,
+        "b.inet4.pps",
+        "24396932\n24508797\n24494912\n24480000\n24503409\n",
+    );
+    write(d, "c.inet4.pps", "19000001\n19200003\n19100002\n");
+    let dir = d.to_str().unwrap();
+    let (code, text, err) = run(&["compare", dir]);
+    assert_eq!(code, 0, "{err}");
+    let (code, json, err) = run(&["compare", dir, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+    assert_eq!(v["datasets"].as_array().unwrap().len(), 3);
+    // By hand: c's mean is 19100002, its median 19100002, n 3.
+    assert_eq!(v["datasets"][2]["avg"], 19100002.0);
+    assert_eq!(v["datasets"][2]["median"], 19100002.0);
+    assert_text_states_json(&text, &v);
+    // b against a: the means 24476810 and 19090535 (by hand), a difference
+    // of 5386275, proven; c against a: 9467, not proven.
+    assert_eq!(v["comparisons"][0]["difference"], 5_386_275.0);
+    assert_eq!(v["comparisons"][1]["difference"], 9467.0);
+    assert!(text.contains("\t5.38628e+06 +/- "), "{text}");
+    assert!(
+        text.ends_with("No difference proven at 95.0% confidence\n"),
+        "{text}"
+    );
+}

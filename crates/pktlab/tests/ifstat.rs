@@ -83,20 +83,27 @@ fn sum(rows: &[Value], key: &str) -> u64 {
 #[test]
 fn counts_exactly_the_frames_sent() {
     let pair = Pair::new();
+    // 40 samples of 100 ms. The first line of each watcher shows that it
+    // has read its starting counters: only then does the generator start
+    // (1000 frames at 2000 pps: 0.5 s of the 4).
     let watch = |ns: &str, extra: &[&str]| {
-        Command::new(PKTLAB)
-            .args(["ifstat", "--netns", ns, "-c", "4", "--json"])
+        let mut child = Command::new(PKTLAB)
+            .args(["ifstat", "--netns", ns, "-c", "40", "-w", "100ms", "--json"])
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap()
+            .unwrap();
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        std::io::BufRead::read_line(&mut out, &mut first).unwrap();
+        assert!(first.contains(r#""t":1"#), "{first}");
+        (child, out, first)
     };
     // The sender's side by default (every interface but lo), the
     // receiver's by name.
     let tx_side = watch(&pair.a, &[]);
     let rx_side = watch(&pair.b, &["b0"]);
-    std::thread::sleep(std::time::Duration::from_millis(300));
     let gen = Command::new("ip")
         .args(["netns", "exec", &pair.a, PKTLAB, "gen", "-i", "a0", "-D"])
         .arg(mac_of(&pair.b, "b0"))
@@ -108,27 +115,30 @@ fn counts_exactly_the_frames_sent() {
         "{}",
         String::from_utf8_lossy(&gen.stderr)
     );
-    let rows = |child: std::process::Child| -> Vec<Value> {
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
+    type Watcher = (
+        std::process::Child,
+        std::io::BufReader<std::process::ChildStdout>,
+        String,
+    );
+    let rows = |(mut child, mut out, first): Watcher| -> Vec<Value> {
+        let mut text = first;
+        std::io::Read::read_to_string(&mut out, &mut text).unwrap();
+        let status = child.wait().unwrap();
+        let mut err = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert!(status.success(), "{err}");
+        text.lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
     };
     let (tx, rx) = (rows(tx_side), rows(rx_side));
-    assert_eq!(tx.len(), 4);
-    assert_eq!(rx.len(), 4);
+    assert_eq!(tx.len(), 40);
+    assert_eq!(rx.len(), 40);
     assert_eq!(
         rx.iter()
             .map(|r| r["t"].as_u64().unwrap())
             .collect::<Vec<_>>(),
-        [1, 2, 3, 4]
+        (1..=40).collect::<Vec<u64>>()
     );
     // 1000 frames of 64 bytes: 60 bytes each without the FCS.
     assert_eq!(sum(&tx, "opackets"), 1000);

@@ -93,3 +93,104 @@ pub fn summary_json(s: &TxSummary, info: &GenInfo) -> Value {
     v["iface_name"] = json!(info.iface);
     v
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pktlab_io::iface::IfCounters;
+
+    fn info(fixed_size: Option<u16>, requested_pps: Option<f64>) -> GenInfo {
+        GenInfo {
+            iface: Some("g0".into()),
+            flows: 2000,
+            sizes: "64".into(),
+            fixed_size,
+            requested_pps,
+            threads: 2,
+        }
+    }
+
+    /// 3 000 000 frames of 64 bytes in 2 s: 1.5 Mpps, 768 Mbps L2 and
+    /// (64 + 20) x 8 x 1.5 M = 1008 Mbps L1.
+    fn summary() -> TxSummary {
+        TxSummary {
+            backend: "afpacket".into(),
+            packets: 3_000_000,
+            bytes: 192_000_000,
+            seconds: 2.0,
+            pps: 1_500_000.0,
+            l2_bps: 768_000_000.0,
+            l1_bps: 1_008_000_000.0,
+            tx_errors: 0,
+            interrupted: false,
+            threads: vec![],
+            iface: None,
+        }
+    }
+
+    #[test]
+    fn header_by_hand() {
+        assert_eq!(
+            header(&info(Some(64), Some(1.2e6)), "afxdp (copy)", "198.18.10.1:2000-198.18.10.20", "198.19.10.1:2000-198.19.10.100"),
+            "Sending with afxdp (copy) on g0: 2000 flows 198.18.10.1:2000-198.18.10.20 -> 198.19.10.1:2000-198.19.10.100, frames 64, 2 threads, 1.20 Mpps"
+        );
+        let mut one = info(None, None);
+        one.threads = 1;
+        one.iface = None;
+        assert_eq!(
+            header(&one, "null", "a", "b"),
+            "Sending with null: 2000 flows a -> b, frames 64, 1 thread, full speed"
+        );
+    }
+
+    #[test]
+    fn summary_by_hand() {
+        assert_eq!(
+            summary_text(&summary(), &info(Some(64), None)),
+            "Sent 3000000 packets, 64 bytes each, in 2.00 seconds.\n\
+             Speed: 1.50 Mpps Bandwidth: 768.00 Mbps (raw 1.01 Gbps)\n"
+        );
+    }
+
+    #[test]
+    fn summary_with_request_errors_counters_and_interrupt() {
+        let mut s = summary();
+        s.tx_errors = 7;
+        s.interrupted = true;
+        s.iface = Some(IfCounters {
+            tx_packets: 2_999_993,
+            tx_bytes: 179_999_580,
+            tx_dropped: 3,
+            tx_errors: 1,
+            ..IfCounters::default()
+        });
+        // 1.5 Mpps of 2 Mpps requested: 75.0 %.
+        assert_eq!(
+            summary_text(&s, &info(None, Some(2e6))),
+            "Sent 3000000 packets, 64.00 bytes on average, in 2.00 seconds.\n\
+             Speed: 1.50 Mpps Bandwidth: 768.00 Mbps (raw 1.01 Gbps)\n\
+             Requested 2.00 Mpps: achieved 75.0%\n\
+             Refused by the port or the kernel: 7 frames\n\
+             Interface g0: tx_packets 2999993 tx_bytes 179999580 tx_dropped 3 tx_errors 1\n\
+             Interrupted: the figures cover the run until Ctrl-C.\n"
+        );
+    }
+
+    #[test]
+    fn interval_by_hand() {
+        let iv = TxInterval {
+            elapsed: 2.0,
+            seconds: 1.000102,
+            packets: 1_488_123,
+            bytes: 95_239_872,
+            pps: 1_487_971.2,
+            l2_bps: 761_841_254.4,
+            l1_bps: 999_916_646.4,
+            threads: vec![1_488_123],
+        };
+        assert_eq!(
+            interval_line(&iv),
+            "   2.000 tx 1.49 Mpps (1488123 pkts 761.84 Mbps L2 999.92 Mbps L1 in 1000102 usec)"
+        );
+    }
+}

@@ -90,3 +90,133 @@ pub fn summary_json(s: &RxSummary, info: &RecvInfo) -> Value {
     v["iface_name"] = json!(info.iface);
     v
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pktlab_engine::rx::Latency;
+    use pktlab_io::iface::IfCounters;
+
+    fn info() -> RecvInfo {
+        RecvInfo {
+            iface: Some("r0".into()),
+            threads: 1,
+        }
+    }
+
+    /// 10 000 frames of 64 bytes in 0.5 s: 20 kpps, 10.24 Mbps L2,
+    /// 13.44 Mbps L1.
+    fn summary() -> RxSummary {
+        RxSummary {
+            backend: "afpacket".into(),
+            packets: 10_000,
+            bytes: 640_000,
+            seconds: 0.5,
+            pps: 20_000.0,
+            l2_bps: 10_240_000.0,
+            l1_bps: 13_440_000.0,
+            flows: 2000,
+            streams: 2000,
+            lost: 4000,
+            out_of_order: 3,
+            duplicates: 0,
+            foreign: 2,
+            ring_drops: 0,
+            latency_ns: None,
+            interrupted: false,
+            threads: vec![],
+            iface: None,
+        }
+    }
+
+    #[test]
+    fn header_by_hand() {
+        assert_eq!(
+            header(&info(), "afxdp (copy, native XDP)"),
+            "Receiving with afxdp (copy, native XDP) on r0, 1 thread"
+        );
+        let two = RecvInfo {
+            iface: None,
+            threads: 2,
+        };
+        assert_eq!(header(&two, "pcap"), "Receiving with pcap, 2 threads");
+    }
+
+    #[test]
+    fn lost_and_duplicates_each_in_their_place() {
+        assert_eq!(
+            summary_text(&summary(), &RecvInfo { iface: None, threads: 1 }),
+            "Received 10000 packets, 64.00 bytes on average, in 0.50 seconds.\n\
+             Speed: 20.00 Kpps Bandwidth: 10.24 Mbps (raw 13.44 Mbps)\n\
+             Test traffic: 2000 flows in 2000 streams, 4000 lost, 3 out of order, 0 duplicates; 2 foreign frames\n"
+        );
+        let mut s = summary();
+        (s.lost, s.duplicates) = (0, 17);
+        assert!(summary_text(&s, &info())
+            .contains(", 0 lost, 3 out of order, 17 duplicates; 2 foreign frames\n"));
+    }
+
+    #[test]
+    fn latency_counters_and_interrupt_by_hand() {
+        let mut s = summary();
+        s.latency_ns = Some(Latency {
+            count: 10_000,
+            min: 850,
+            avg: 12_345.0,
+            p50: 9_999,
+            p99: 1_250_000,
+            p999: 2_000_000_000,
+            max: 2_500_000_000,
+        });
+        s.iface = Some(IfCounters {
+            rx_packets: 10_002,
+            rx_dropped: 1,
+            rx_missed_errors: 2,
+            rx_fifo_errors: 3,
+            rx_errors: 4,
+            ..IfCounters::default()
+        });
+        s.ring_drops = 5;
+        s.interrupted = true;
+        assert_eq!(
+            summary_text(&s, &info()),
+            "Received 10000 packets, 64.00 bytes on average, in 0.50 seconds.\n\
+             Speed: 20.00 Kpps Bandwidth: 10.24 Mbps (raw 13.44 Mbps)\n\
+             Test traffic: 2000 flows in 2000 streams, 4000 lost, 3 out of order, 0 duplicates; 2 foreign frames\n\
+             Latency: min 850 ns avg 12.3 us p50 10.0 us p99 1.25 ms p99.9 2.000 s max 2.500 s\n\
+             Interface r0: rx_packets 10002 rx_dropped 1 rx_missed_errors 2 rx_fifo_errors 3 rx_errors 4; socket ring drops 5\n\
+             Interrupted: the figures cover the run until Ctrl-C.\n"
+        );
+        // Without the interface, ring drops still show.
+        let mut s = summary();
+        s.ring_drops = 5;
+        assert!(summary_text(&s, &info()).ends_with("Socket ring drops: 5\n"));
+    }
+
+    #[test]
+    fn nothing_received() {
+        let mut s = summary();
+        (s.packets, s.bytes, s.seconds, s.pps, s.l2_bps, s.l1_bps) = (0, 0, 0.0, 0.0, 0.0, 0.0);
+        assert!(summary_text(&s, &info())
+            .starts_with("Received 0 packets, no bytes, in 0.00 seconds.\nSpeed: 0.00 pps Bandwidth: 0.00 bps (raw 0.00 bps)\n"));
+    }
+
+    #[test]
+    fn interval_with_foreign_frames() {
+        let iv = RxInterval {
+            elapsed: 1.0,
+            seconds: 1.0,
+            packets: 20_010,
+            bytes: 1_280_640,
+            foreign: 10,
+            pps: 20_010.0,
+            l2_bps: 10_245_120.0,
+            l1_bps: 13_446_720.0,
+            threads: vec![20_010],
+        };
+        assert_eq!(
+            interval_line(&iv),
+            "   1.000 rx 20.01 Kpps (20010 pkts 10.25 Mbps L2 13.45 Mbps L1 in 1000000 usec) 10 foreign"
+        );
+    }
+}

@@ -341,10 +341,18 @@ mod tests {
 883.963011 main_thread [2786] 14.881 Mpps (14.895 Mpkts 7.150 Gbps in 1000962 usec) 512.00 avg_batch 0 min_space
 884.963999 main_thread [2786] 0.000 pps (0.000 pkts 0.000 bps in 1000966 usec) 0.00 avg_batch 99999 min_space
 885.964123 main_thread [2786] 1.5 Gpps (1.5 Gpkts 720 Gbps in 1000000 usec) 1.00 avg_batch 0 min_space
+886.964123 main_thread [2786] 0.002 Tpps (0.002 Tpkts 960 Gbps in 1000000 usec) 1.00 avg_batch 0 min_space
 ";
         assert_eq!(
             pps_samples(log),
-            vec![482071.0, 482071.0, 14881000.0, 0.0, 1500000000.0]
+            vec![
+                482071.0,
+                482071.0,
+                14881000.0,
+                0.0,
+                1500000000.0,
+                2000000000.0
+            ]
         );
     }
 

@@ -239,64 +239,9 @@ mod tests {
         }
     }
 
-    /// Patches a template the way the program does, in Rust, and compares
-    /// with FrameGen: the checksum bases and offsets are right.
-    #[test]
-    fn template_patched_like_the_program_equals_framegen() {
-        for (family, sizes, vlan) in [
-            (Family::Inet4, "64", None),
-            (Family::Inet4, "imix", Some(7)),
-            (Family::Inet6, "80,1518", None),
-            (Family::Inet6, "84", Some(4094)),
-        ] {
-            let s = spec(family, sizes, vlan);
-            let t = build(&s, 3).unwrap();
-            let mut g = FrameGen::new(&s, 0, 1);
-            let (l3, v6) = (t.cfg.l3 as usize, t.cfg.v6 == 1);
-            let l4 = l3 + if v6 { 40 } else { 20 };
-            for k in 0..300u32 {
-                let mut want = vec![0u8; g.max_len()];
-                let n = g.write_next(&mut want, 0, 0x0102030405);
-                let si = t.pattern[(k as usize) % t.pattern.len()] as usize;
-                let sz = t.cfg.sizes[si];
-                assert_eq!(usize::from(sz.len), n);
-                let mut f = t.data_in[..n].to_vec();
-                f[l3 + 2 + if v6 { 2 } else { 0 }..l3 + 4 + if v6 { 2 } else { 0 }]
-                    .copy_from_slice(&sz.l3_len.to_be_bytes());
-                f[l4 + 4..l4 + 6].copy_from_slice(&(sz.len - l4 as u16).to_be_bytes());
-                let flow = s.flows.flow(k % 2000);
-                let mut sum = 0u64;
-                let addr_bytes = |a: std::net::IpAddr| match a {
-                    std::net::IpAddr::V4(a) => a.octets().to_vec(),
-                    std::net::IpAddr::V6(a) => a.octets().to_vec(),
-                };
-                let (src, dst) = (addr_bytes(flow.src), addr_bytes(flow.dst));
-                let at = l3 + if v6 { 8 } else { 12 };
-                f[at..at + src.len()].copy_from_slice(&src);
-                f[at + src.len()..at + 2 * src.len()].copy_from_slice(&dst);
-                sum += checksum::sum_bytes(&src) + checksum::sum_bytes(&dst);
-                if !v6 {
-                    let c = checksum::update_from_zero(sz.ip_csum, sum);
-                    f[l3 + 10..l3 + 12].copy_from_slice(&c.to_be_bytes());
-                }
-                let mut var = [0u8; 16];
-                var[..2].copy_from_slice(&flow.sport.to_be_bytes());
-                var[2..4].copy_from_slice(&flow.dport.to_be_bytes());
-                f[l4..l4 + 4].copy_from_slice(&var[..4]);
-                let p = pktlab_wire::TestPayload::new(k % 2000, k / 2000, 0x0102030405);
-                let mut pb = [0u8; PAYLOAD_LEN];
-                p.write(&mut pb);
-                f[l4 + 8..l4 + 8 + PAYLOAD_LEN].copy_from_slice(&pb);
-                sum += checksum::sum_bytes(&var[..4]) + checksum::sum_bytes(&pb[2..]);
-                let c = match checksum::update_from_zero(sz.udp_csum, sum) {
-                    0 => 0xffff,
-                    c => c,
-                };
-                f[l4 + 6..l4 + 8].copy_from_slice(&c.to_be_bytes());
-                assert_eq!(f, want[..n], "{sizes} frame {k}");
-            }
-        }
-    }
+    // The program patching this template is tested itself, run by the
+    // kernel (BPF_PROG_TEST_RUN) on dirty pages and compared byte for byte
+    // with FrameGen, in crates/io/tests/xdpgen.rs.
 
     #[test]
     fn layout_and_limits() {
