@@ -8,12 +8,15 @@ use std::process::Command;
 use common::pktlab;
 
 /// Every subcommand of pktlab, written out by hand.
-const SUBCOMMANDS: [&str; 11] = [
+const SUBCOMMANDS: [&str; 14] = [
     "gen",
     "recv",
     "lab",
     "bench",
+    "rfc2544",
     "compare",
+    "report",
+    "linerate",
     "ifstat",
     "ministat",
     "pktgen-log",

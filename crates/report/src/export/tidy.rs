@@ -130,7 +130,7 @@ pub fn trials(f: &Folder) -> String {
             (
                 &t.config,
                 &t.traffic,
-                t.size,
+                t.size.clone(),
                 &t.test,
                 t.started_at,
                 t.intended_pps,
@@ -172,7 +172,7 @@ pub fn latency(f: &Folder) -> String {
                 (100.0, l.max_ns),
             ]
             .into_iter()
-            .map(move |(p, ns)| (&l.config, &l.traffic, l.size, l.load_pps, p, ns))
+            .map(move |(p, ns)| (&l.config, &l.traffic, &l.size, l.load_pps, p, ns))
         });
     write(&LATENCY_COLUMNS, rows)
 }

@@ -5,6 +5,58 @@
 use serde::Deserialize;
 
 pub const RFC2544_FILE: &str = "rfc2544.json";
+
+/// A frame size as `pktlab rfc2544` names it: `64` (written as text, since
+/// a mix such as `imix` is a size too) or a bare number. Sizes in bytes sort
+/// by value, before mixes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SizeLabel(pub String);
+
+impl SizeLabel {
+    fn bytes(&self) -> Option<u32> {
+        self.0.parse().ok()
+    }
+}
+
+impl Ord for SizeLabel {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        let key = |s: &SizeLabel| (s.bytes().unwrap_or(u32::MAX), s.0.clone());
+        key(self).cmp(&key(other))
+    }
+}
+
+impl PartialOrd for SizeLabel {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl std::fmt::Display for SizeLabel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl serde::Serialize for SizeLabel {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for SizeLabel {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(u32),
+            Text(String),
+        }
+        Ok(SizeLabel(match Raw::deserialize(d)? {
+            Raw::Number(n) => n.to_string(),
+            Raw::Text(t) => t,
+        }))
+    }
+}
 pub const TRIALS_FILE: &str = "trials.jsonl";
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -24,7 +76,7 @@ pub struct Rfc2544 {
 pub struct Throughput {
     pub config: String,
     pub traffic: String,
-    pub size: u16,
+    pub size: SizeLabel,
     pub goals: Vec<Goal>,
     #[serde(default)]
     pub generator_limited: bool,
@@ -59,7 +111,7 @@ impl Goal {
 pub struct Latency {
     pub config: String,
     pub traffic: String,
-    pub size: u16,
+    pub size: SizeLabel,
     pub load_pps: f64,
     pub min_ns: f64,
     pub p50_ns: f64,
@@ -86,7 +138,7 @@ impl Latency {
 pub struct FrameLoss {
     pub config: String,
     pub traffic: String,
-    pub size: u16,
+    pub size: SizeLabel,
     pub points: Vec<LossPoint>,
 }
 
@@ -100,7 +152,7 @@ pub struct LossPoint {
 pub struct BackToBack {
     pub config: String,
     pub traffic: String,
-    pub size: u16,
+    pub size: SizeLabel,
     pub frames: f64,
     pub burst_pps: f64,
     #[serde(default)]
@@ -114,7 +166,7 @@ pub struct BackToBack {
 pub struct TrialLine {
     pub config: String,
     pub traffic: String,
-    pub size: u16,
+    pub size: SizeLabel,
     pub test: String,
     pub intended_pps: f64,
     pub offered_pps: f64,
@@ -122,8 +174,9 @@ pub struct TrialLine {
     pub tx: u64,
     pub rx: u64,
     pub lost: u64,
+    /// None when the receiver could not tell late frames from lost ones.
     #[serde(default)]
-    pub late: u64,
+    pub late: Option<u64>,
     pub loss_ratio: f64,
     #[serde(default)]
     pub generator_limited: bool,
@@ -148,5 +201,26 @@ impl TrialLine {
             _ => None,
         };
         s.unwrap_or("unclassified").to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_as_text_or_number_and_sort_by_bytes() {
+        let mut sizes: Vec<SizeLabel> =
+            serde_json::from_str(r#"["1518", 64, "imix", "128"]"#).unwrap();
+        sizes.sort();
+        let names: Vec<String> = sizes.iter().map(ToString::to_string).collect();
+        assert_eq!(names, ["64", "128", "1518", "imix"]);
+    }
+
+    #[test]
+    fn a_trial_without_late_frames_counted_reads_as_none() {
+        let line = r#"{"config":"a","traffic":"t","size":"64","test":"throughput","intended_pps":1000.0,"offered_pps":999.0,"duration_s":1.0,"tx":999,"rx":990,"lost":9,"late":null,"loss_ratio":0.009,"generator_limited":false,"started_at":1.0}"#;
+        let t: TrialLine = serde_json::from_str(line).unwrap();
+        assert_eq!((t.late, t.lost, t.size.to_string()), (None, 9, "64".into()));
     }
 }

@@ -122,11 +122,13 @@ pub fn rfc2544(f: &Folder) -> String {
     }
     if !r.latency.is_empty() {
         out += "<h3>Latency</h3>";
-        let mut groups: BTreeMap<(String, String, u16), Vec<&super::rfc2544::Latency>> =
-            BTreeMap::new();
+        let mut groups: BTreeMap<
+            (String, String, super::rfc2544::SizeLabel),
+            Vec<&super::rfc2544::Latency>,
+        > = BTreeMap::new();
         for l in &r.latency {
             groups
-                .entry((l.config.clone(), l.traffic.clone(), l.size))
+                .entry((l.config.clone(), l.traffic.clone(), l.size.clone()))
                 .or_default()
                 .push(l);
         }
@@ -222,9 +224,9 @@ fn trace(f: &Folder) -> String {
         return String::new();
     }
     let mut out = String::from("<h3>Search trace</h3>");
-    let mut keys: Vec<(String, String, u16)> = Vec::new();
+    let mut keys: Vec<(String, String, super::rfc2544::SizeLabel)> = Vec::new();
     for t in &trials {
-        let k = (t.config.clone(), t.traffic.clone(), t.size);
+        let k = (t.config.clone(), t.traffic.clone(), t.size.clone());
         if !keys.contains(&k) {
             keys.push(k);
         }
@@ -268,7 +270,7 @@ fn trace(f: &Folder) -> String {
                     grouped(t.tx as f64, 0),
                     grouped(t.rx as f64, 0),
                     grouped(t.lost as f64, 0),
-                    grouped(t.late as f64, 0),
+                    t.late.map_or("n/a".to_string(), |n| grouped(n as f64, 0)),
                     percent(t.loss_ratio),
                     if t.generator_limited {
                         "yes".into()
@@ -315,7 +317,7 @@ fn trace(f: &Folder) -> String {
 /// The frame-loss curve (RFC 2544 §26.3 steps) and the search trials' loss
 /// against offered load, both kept.
 fn frame_loss(f: &Folder) -> String {
-    let mut keys: Vec<(String, String, u16)> = Vec::new();
+    let mut keys: Vec<(String, String, super::rfc2544::SizeLabel)> = Vec::new();
     let steps = f
         .rfc2544
         .as_ref()
@@ -323,12 +325,12 @@ fn frame_loss(f: &Folder) -> String {
         .unwrap_or(&[]);
     for k in steps
         .iter()
-        .map(|l| (l.config.clone(), l.traffic.clone(), l.size))
+        .map(|l| (l.config.clone(), l.traffic.clone(), l.size.clone()))
         .chain(
             f.trials
                 .iter()
                 .filter(|t| t.test == "throughput")
-                .map(|t| (t.config.clone(), t.traffic.clone(), t.size)),
+                .map(|t| (t.config.clone(), t.traffic.clone(), t.size.clone())),
         )
     {
         if !keys.contains(&k) {

@@ -57,7 +57,7 @@ pub fn warnings(f: &Folder) -> Vec<String> {
             .filter(|p| !p.is_shared());
         out.push(match isolated {
             Some(plan) => format!(
-                "Virtual lab, CPU plan {plan}: the DUT forwards on CPUs of its own, but it shares this host's memory, caches and kernel with the generator and the receiver. Compare configurations with each other; do not read the figures as a router's capacity."
+                "Virtual lab: the DUT forwards on CPUs of its own (CPU plan {plan}), but it shares this host's memory, caches and kernel with the generator and the receiver. Compare configurations with each other; do not read the figures as a router's capacity."
             ),
             None => "Virtual lab: the generator, the DUT and the receiver share this host's CPUs, so the generator's CPU often does the DUT's and the receiver's work too. Compare configurations with each other; do not read the figures as a router's capacity."
                 .to_string(),
