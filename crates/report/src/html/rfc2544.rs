@@ -168,7 +168,8 @@ pub struct TrialLine {
     pub traffic: String,
     pub size: SizeLabel,
     pub test: String,
-    pub intended_pps: f64,
+    /// None for a trial at full speed (the calibration).
+    pub intended_pps: Option<f64>,
     pub offered_pps: f64,
     pub duration_s: f64,
     pub tx: u64,
@@ -181,8 +182,9 @@ pub struct TrialLine {
     #[serde(default)]
     pub generator_limited: bool,
     /// Per goal: `upper`, `lower` or `undecided` (a list in goal order, or
-    /// a map from goal to class); kept as written.
-    #[serde(default)]
+    /// a map from goal to class); kept as written. `pktlab rfc2544` writes
+    /// it as `classes`, a list of `{loss_ratio, exceed_ratio, class}`.
+    #[serde(default, alias = "classes")]
     pub classification: serde_json::Value,
     pub started_at: f64,
 }
@@ -215,6 +217,20 @@ mod tests {
         sizes.sort();
         let names: Vec<String> = sizes.iter().map(ToString::to_string).collect();
         assert_eq!(names, ["64", "128", "1518", "imix"]);
+    }
+
+    #[test]
+    fn a_calibration_trial_has_no_intended_rate() {
+        let line = r#"{"config":"a","traffic":"t","size":"64","test":"calibration","intended_pps":null,"offered_pps":1163264.0,"duration_s":1.0,"tx":1163264,"rx":880234,"lost":283030,"late":null,"loss_ratio":0.2433,"generator_limited":false,"started_at":1.0}"#;
+        let t: TrialLine = serde_json::from_str(line).unwrap();
+        assert_eq!((t.intended_pps, t.tx), (None, 1163264));
+    }
+
+    #[test]
+    fn the_classes_rfc2544_writes_give_the_first_goals_class() {
+        let line = r#"{"config":"a","traffic":"t","size":"64","test":"throughput","intended_pps":1000.0,"offered_pps":1000.0,"duration_s":1.0,"tx":1000,"rx":1000,"lost":0,"loss_ratio":0.0,"classes":[{"loss_ratio":0.0,"exceed_ratio":0.5,"class":"lower"},{"loss_ratio":0.005,"exceed_ratio":0.5,"class":"undecided"}],"started_at":1.0}"#;
+        let t: TrialLine = serde_json::from_str(line).unwrap();
+        assert_eq!(t.first_class(), "lower");
     }
 
     #[test]

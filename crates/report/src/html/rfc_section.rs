@@ -264,7 +264,7 @@ fn trace(f: &Folder) -> String {
                 vec![
                     t.first_class(),
                     grouped(t.started_at - t0, 1),
-                    pps(t.intended_pps),
+                    t.intended_pps.map_or("full speed".to_string(), pps),
                     pps(t.offered_pps),
                     grouped(t.duration_s, 1),
                     grouped(t.tx as f64, 0),
