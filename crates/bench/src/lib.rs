@@ -16,6 +16,7 @@ pub mod atomic;
 pub mod campaign;
 pub mod endpoint;
 mod error;
+pub mod late;
 pub mod method;
 pub mod mlr;
 pub mod monitor;

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pktlab_engine::gen::GenConfig;
 use pktlab_engine::recv::RecvConfig;
@@ -14,6 +14,7 @@ use pktlab_engine::StopSignal;
 use pktlab_lab::softnet::{self, SoftnetCpu};
 
 use crate::endpoint::{BenchIo, Endpoint, Local};
+use crate::late;
 use crate::monitor::{self, IfaceCounters, Second};
 use crate::samples::{run_value, steady};
 use crate::target::Target;
@@ -59,6 +60,21 @@ impl Default for TrialSettings {
     }
 }
 
+/// What a method may ask of a trial besides its rate and duration; the
+/// default is a plain trial.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Shape {
+    /// Send this many frames and stop (a burst), unless the duration ends
+    /// first.
+    pub count: Option<u64>,
+    /// Frames sent at the trial's rate before the receiver starts, then a
+    /// drain: they fill the DUT's caches and queues and are never counted.
+    pub warmup: Duration,
+    /// Keep the receiver counting this long after the drain, so that frames
+    /// arriving after it are seen as late (they still count as lost).
+    pub late_window: Option<Duration>,
+}
+
 /// What a trial measured.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct TrialResult {
@@ -69,8 +85,12 @@ pub struct TrialResult {
     pub forwarded_pps: f64,
     /// The median offered load over the same kind of samples.
     pub offered_pps: f64,
-    /// Test frames sent but not received over the whole trial.
+    /// Test frames sent but not received by the end of the drain.
     pub lost: u64,
+    /// Test frames received after the drain (part of `lost`); None when
+    /// the trial did not watch for them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub late: Option<u64>,
     /// `lost` as a fraction of the frames sent.
     pub loss_ratio: f64,
     /// Per-interval test frames per second at the receiver, every interval.
@@ -161,7 +181,18 @@ impl<'a> Trials<'a> {
         rate_pps: Option<f64>,
         on_event: &mut dyn FnMut(TrialEvent),
     ) -> Result<TrialResult, BenchError> {
-        one_trial(self, traffic, rate_pps, on_event)
+        one_trial(self, traffic, rate_pps, Shape::default(), on_event)
+    }
+
+    /// One trial shaped by `shape`: a burst, a warm-up, late frames seen.
+    pub fn run_shaped(
+        &self,
+        traffic: &Traffic,
+        rate_pps: Option<f64>,
+        shape: Shape,
+        on_event: &mut dyn FnMut(TrialEvent),
+    ) -> Result<TrialResult, BenchError> {
+        one_trial(self, traffic, rate_pps, shape, on_event)
     }
 }
 
@@ -169,6 +200,7 @@ fn one_trial(
     trials: &Trials<'_>,
     traffic: &Traffic,
     rate_pps: Option<f64>,
+    shape: Shape,
     mut on_event: &mut dyn FnMut(TrialEvent),
 ) -> Result<TrialResult, BenchError> {
     let (lab, settings, stop) = (trials.lab, trials.settings, trials.stop);
@@ -179,6 +211,7 @@ fn one_trial(
         frames,
         plan: TxPlan {
             threads: traffic.threads,
+            count: shape.count,
             duration: Some(settings.duration),
             rate_pps,
             interval: settings.interval,
@@ -201,6 +234,17 @@ fn one_trial(
         },
         xdp: Default::default(),
     };
+    if !shape.warmup.is_zero() {
+        // Nobody counts these frames; the drain keeps them out of the trial.
+        let mut warm = gen.clone();
+        warm.plan.count = None;
+        warm.plan.duration = Some(shape.warmup);
+        trials.gen.generate(&warm, stop, &mut |_| {})?;
+        std::thread::sleep(DRAIN);
+        if stop.is_set() {
+            return Err(BenchError::Trial("interrupted during the warm-up".into()));
+        }
+    }
     let before = monitor::read_counters(&lab.watched)?;
     let softnet_before = softnet::read()?;
     let rx_stop = StopSignal::new();
@@ -216,28 +260,34 @@ fn one_trial(
         // The generator starts only once the receiver counts.
         let ready = loop {
             match rx_events.recv_timeout(READY_TIMEOUT) {
-                Ok(RxEvent::Ready { .. }) => break Ok(()),
+                Ok(RxEvent::Ready { .. }) => break Ok(Instant::now()),
                 Ok(RxEvent::Interval(_)) => continue,
                 Err(_) => break Err(()),
             }
         };
-        if ready.is_err() {
+        let Ok(rx_start) = ready else {
             rx_stop.stop();
             let err = match receiver.join() {
                 Ok(Err(e)) => e,
                 _ => BenchError::Trial("the receiver did not start".into()),
             };
             return Err(err);
-        }
+        };
         let sampler = scope.spawn(|| monitor::sample_until(lab, settings.interval, &monitor_stop));
         on_event(TrialEvent::Started);
         let mut tx_samples = Vec::new();
         let mut rx_samples = Vec::new();
-        let drain = |rx_samples: &mut Vec<f64>, on_event: &mut dyn FnMut(TrialEvent)| {
+        // (seconds since the receiver started, test frames) per interval.
+        let mut rx_counts: Vec<(f64, u64)> = Vec::new();
+        let drain = |rx_samples: &mut Vec<f64>,
+                     rx_counts: &mut Vec<(f64, u64)>,
+                     on_event: &mut dyn FnMut(TrialEvent)| {
             while let Ok(e) = rx_events.try_recv() {
                 if let RxEvent::Interval(iv) = e {
-                    let pps = (iv.packets - iv.foreign) as f64 / iv.seconds;
+                    let test = iv.packets - iv.foreign;
+                    let pps = test as f64 / iv.seconds;
                     rx_samples.push(pps);
+                    rx_counts.push((iv.elapsed, test));
                     on_event(TrialEvent::Forwarded(pps));
                 }
             }
@@ -246,11 +296,12 @@ fn one_trial(
             if let TxEvent::Interval(iv) = e {
                 tx_samples.push(iv.pps);
                 on_event(TrialEvent::Offered(iv.pps));
-                drain(&mut rx_samples, &mut on_event);
+                drain(&mut rx_samples, &mut rx_counts, &mut on_event);
             }
         });
+        let drain_end = rx_start.elapsed() + DRAIN;
         if tx.is_ok() {
-            std::thread::sleep(DRAIN);
+            std::thread::sleep(DRAIN + shape.late_window.unwrap_or_default());
         }
         rx_stop.stop();
         monitor_stop.store(true, Ordering::Relaxed);
@@ -260,15 +311,15 @@ fn one_trial(
         let seconds = sampler
             .join()
             .map_err(|_| BenchError::Trial("the sampling thread panicked".into()))?;
-        drain(&mut rx_samples, &mut on_event);
+        drain(&mut rx_samples, &mut rx_counts, &mut on_event);
         Ok((
             tx.map(|t| (t, tx_samples)),
-            rx.map(|r| (r, rx_samples)),
+            rx.map(|r| (r, rx_samples, rx_counts, drain_end)),
             seconds,
         ))
     })?;
     let (tx, tx_samples) = tx?;
-    let (rx, rx_samples) = rx?;
+    let (rx, rx_samples, rx_counts, drain_end) = rx?;
     let seconds = seconds?;
     let after = monitor::read_counters(&lab.watched)?;
     let lab_counters = monitor::counter_deltas(&before, &after);
@@ -287,12 +338,16 @@ fn one_trial(
     })?;
     let offered_pps = pktlab_stats::median(steady(&tx_samples, head, tail)).unwrap_or(tx.pps);
     let received = rx.packets - rx.foreign;
-    let lost = tx.packets.saturating_sub(received);
+    let late = shape
+        .late_window
+        .and_then(|_| late::late(&rx_counts, drain_end.as_secs_f64(), received));
+    let lost = tx.packets.saturating_sub(received - late.unwrap_or(0));
     Ok(TrialResult {
         intended_pps: rate_pps,
         forwarded_pps,
         offered_pps,
         lost,
+        late,
         loss_ratio: if tx.packets > 0 {
             lost as f64 / tx.packets as f64
         } else {

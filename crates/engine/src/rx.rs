@@ -79,6 +79,9 @@ pub struct Latency {
     pub min: u64,
     pub avg: f64,
     pub p50: u64,
+    /// Absent from summaries written before it was measured.
+    #[serde(default)]
+    pub p90: u64,
     pub p99: u64,
     pub p999: u64,
     pub max: u64,
@@ -117,6 +120,11 @@ pub struct RxSummary {
     pub foreign: u64,
     pub ring_drops: u64,
     pub latency_ns: Option<Latency>,
+    /// Every frame's latency as HDR histogram buckets `(ns, frames)`, in
+    /// rising order (3 significant digits), so that runs can be merged and
+    /// kept; not part of the JSON summary, which has the percentiles.
+    #[serde(skip)]
+    pub latency_buckets: Vec<(u64, u64)>,
     pub interrupted: bool,
     pub threads: Vec<RxThreadSummary>,
     pub iface: Option<IfCounters>,
@@ -382,11 +390,17 @@ fn summarize(ends: Vec<WorkerEnd>, iface: Option<IfCounters>) -> RxSummary {
         duplicates: seq.duplicates,
         foreign: ends.iter().map(|e| e.summary.foreign).sum(),
         ring_drops: ends.iter().map(|e| e.summary.ring_drops).sum(),
+        latency_buckets: latency.as_ref().map_or_else(Vec::new, |h| {
+            h.iter_recorded()
+                .map(|v| (v.value_iterated_to(), v.count_at_value()))
+                .collect()
+        }),
         latency_ns: latency.filter(|h| !h.is_empty()).map(|h| Latency {
             count: h.len(),
             min: h.min(),
             avg: h.mean(),
             p50: h.value_at_quantile(0.5),
+            p90: h.value_at_quantile(0.9),
             p99: h.value_at_quantile(0.99),
             p999: h.value_at_quantile(0.999),
             max: h.max(),

@@ -1,11 +1,14 @@
 //! `pktlab rfc2544`'s text: each search's bounds per goal, and the
 //! configurations compared over repeated searches.
 
+use pktlab_bench::mlr::back_to_back::BackToBack;
+use pktlab_bench::mlr::latency::LatencyResult;
 use pktlab_bench::mlr::summary::{Comparison, FrameLoss, GoalBounds, Report, Throughput};
 use pktlab_wire::rate;
 use pktlab_wire::size::SizeMix;
 
 use crate::linerate::{bits, grouped};
+use crate::units::nanos;
 
 /// `0 %`, `0.5 %`: a ratio as a percentage without trailing zeros.
 pub fn percent(ratio: f64) -> String {
@@ -133,14 +136,99 @@ pub fn frame_loss_text(f: &FrameLoss) -> String {
     )
 }
 
+/// The latency table: a row per load, its percentiles over every frame of
+/// its trials; then where the timestamps come from.
+pub fn latency_text(rows: &[LatencyResult]) -> String {
+    let Some(first) = rows.first() else {
+        return String::new();
+    };
+    let mut out = format!(
+        "Latency, one way, over every frame of each load's trials:\n  \
+         {:<28} {:>6} {:>14} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+        "config traffic size",
+        "of PDR",
+        "load",
+        "trials",
+        "frames",
+        "min",
+        "p50",
+        "p90",
+        "p99",
+        "p99.9",
+        "max"
+    );
+    for r in rows {
+        let name = format!("{} {} {}", r.config, r.traffic, r.size);
+        let ns = |v: u64| nanos(v as f64);
+        out.push_str(&format!(
+            "  {name:<28} {:>6} {:>14} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n",
+            percent(r.load_fraction).replace(' ', ""),
+            format!("{} pps", grouped(r.load_pps)),
+            r.trials,
+            r.frames,
+            ns(r.min_ns),
+            ns(r.p50_ns),
+            ns(r.p90_ns),
+            ns(r.p99_ns),
+            ns(r.p999_ns),
+            ns(r.max_ns),
+        ));
+    }
+    out.push_str(&format!(
+        "  (0 % of PDR is the search's lowest load. Timestamps: {}.)\n",
+        first.clock
+    ));
+    out
+}
+
+/// One back-to-back result: the average burst, its rate and RFC 9004's
+/// buffer times.
+pub fn back_to_back_text(b: &BackToBack) -> String {
+    let floor = if b.at_least {
+        " (at least: a whole trial at the maximum load went through)"
+    } else {
+        ""
+    };
+    let mut out = format!(
+        "{} {} size {} back-to-back: {:.1} frames{floor} on average over {} searches \
+         (min {}, max {}, {} bursts), bursts sent at {} pps (maximum load {} pps)\n",
+        b.config,
+        b.traffic,
+        b.size,
+        b.frames,
+        b.trials,
+        b.min_frames,
+        b.max_frames,
+        b.bursts,
+        grouped(b.burst_pps),
+        grouped(b.max_pps),
+    );
+    if let Some(i) = b.implied_buffer_time_s {
+        out.push_str(&format!("  implied DUT buffer time {}", nanos(i * 1e9)));
+        match (b.corrected_buffer_time_s, b.throughput_pps) {
+            (Some(c), Some(t)) => out.push_str(&format!(
+                ", corrected {} (throughput {} pps)\n",
+                nanos(c * 1e9),
+                grouped(t)
+            )),
+            _ => out.push_str(", no correction: the search found no throughput\n"),
+        }
+    }
+    out
+}
+
 /// The whole report.
 pub fn report_text(r: &Report, link_bps: Option<f64>) -> String {
     let mut out = String::new();
     for t in &r.throughput {
         out.push_str(&throughput_text(t, link_bps));
     }
+    out.push_str(&latency_text(&r.latency));
     for f in &r.frame_loss {
         out.push_str(&frame_loss_text(f));
+    }
+    for b in &r.back_to_back {
+        out.push_str(&back_to_back_text(b));
     }
     for c in &r.comparisons {
         out.push_str(&comparison_text(c));
@@ -192,6 +280,78 @@ mod tests {
         assert_eq!(
             result_text(&goal(None, false, false)),
             "none: even 20,100 pps lost too much"
+        );
+    }
+
+    #[test]
+    fn latency_table_by_hand() {
+        let row = LatencyResult {
+            config: "police".into(),
+            traffic: "inet4".into(),
+            size: "64".into(),
+            iteration: 1,
+            load_fraction: 0.5,
+            load_pps: 10_000.0,
+            offered_pps: 9_990.0,
+            trials: 3,
+            frames: 29_970,
+            lost: 0,
+            min_ns: 800,
+            p50_ns: 12_345,
+            p90_ns: 20_000,
+            p99_ns: 1_500_000,
+            p999_ns: 2_000_000,
+            max_ns: 3_000_000_000,
+            clock: "one host".into(),
+        };
+        let text = latency_text(std::slice::from_ref(&row));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert!(lines[0].starts_with("Latency, one way"));
+        let cells: Vec<&str> = lines[1].split_whitespace().collect();
+        assert_eq!(
+            cells,
+            [
+                "config", "traffic", "size", "of", "PDR", "load", "trials", "frames", "min", "p50",
+                "p90", "p99", "p99.9", "max"
+            ]
+        );
+        assert_eq!(
+            lines[2].split_whitespace().collect::<Vec<_>>(),
+            [
+                "police", "inet4", "64", "50%", "10,000", "pps", "3", "29970", "800", "ns", "12.3",
+                "us", "20.0", "us", "1.50", "ms", "2.00", "ms", "3.000", "s"
+            ]
+        );
+        assert!(text.ends_with("Timestamps: one host.)\n"), "{text}");
+        assert_eq!(latency_text(&[]), "");
+    }
+
+    #[test]
+    fn back_to_back_by_hand() {
+        let b = BackToBack {
+            config: "police".into(),
+            traffic: "inet4".into(),
+            size: "64".into(),
+            iteration: 1,
+            frames: 415.5,
+            min_frames: 400,
+            max_frames: 431,
+            burst_pps: 49_876.4,
+            max_pps: 50_000.0,
+            trials: 2,
+            bursts: 24,
+            at_least: false,
+            throughput_pps: Some(3_300.0),
+            implied_buffer_time_s: Some(415.5 / 50_000.0),
+            corrected_buffer_time_s: Some(415.5 / 50_000.0 * (1.0 - 3_300.0 / 50_000.0)),
+        };
+        // 415.5 / 50,000 = 8.31 ms; × (1 − 0.066) = 7.76 ms.
+        assert_eq!(
+            back_to_back_text(&b),
+            "police inet4 size 64 back-to-back: 415.5 frames on average over 2 searches \
+             (min 400, max 431, 24 bursts), bursts sent at 49,876 pps (maximum load 50,000 pps)\n  \
+             implied DUT buffer time 8.31 ms, corrected 7.76 ms (throughput 3,300 pps)\n"
         );
     }
 

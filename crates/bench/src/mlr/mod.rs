@@ -4,13 +4,15 @@
 //! `trials/` folder as it finishes; a resumed search is first fed the
 //! trials recorded for it, so none runs twice.
 
+pub mod back_to_back;
 pub mod frame_loss;
+pub mod latency;
 pub mod record;
 pub mod summary;
 
 use std::cell::RefCell;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pktlab_wire::rate::line_rate_pps_mean;
 use pktlab_wire::size::SizeMix;
@@ -19,7 +21,7 @@ use crate::campaign::results::unix_now;
 use crate::method::{Method, Recorder, TrialDone};
 use crate::search::{Goal, Search, SearchConfig};
 use crate::traffic::Traffic;
-use crate::trial::{TrialEvent, TrialResult, TrialSettings, Trials};
+use crate::trial::{Shape, TrialEvent, TrialResult, TrialSettings, Trials};
 use crate::BenchError;
 use record::{GoalClass, TrialLine};
 
@@ -48,15 +50,61 @@ pub struct MlrSettings {
     /// Run RFC 2544's frame loss rate test after it.
     #[serde(default)]
     pub frame_loss: bool,
+    /// Measure latency at fractions of the PDR after the search.
+    #[serde(default)]
+    pub latency: bool,
+    /// Run the back-to-back frames test after the search.
+    #[serde(default)]
+    pub back_to_back: bool,
     pub goals: Vec<Goal>,
     pub max: MaxLoad,
     /// The lowest load as a fraction of the maximum.
     pub min_fraction: f64,
+    /// The latency test's loads, as fractions of the PDR.
+    #[serde(default = "latency_loads")]
+    pub latency_loads: Vec<f64>,
+    /// Latency trials per load.
+    #[serde(default = "latency_trials")]
+    pub latency_trials: usize,
+    /// Back-to-back searches (the RFCs' trials), averaged.
+    #[serde(default = "b2b_trials")]
+    pub b2b_trials: usize,
+    /// How long each back-to-back burst's trial lasts, idle time included.
+    #[serde(default = "b2b_trial_s")]
+    pub b2b_trial_s: f64,
+    /// Seconds of traffic before each trial whose frames are not counted
+    /// (not before a back-to-back burst, which must meet an idle DUT).
+    #[serde(default)]
+    pub warmup_s: f64,
 }
 
 fn yes() -> bool {
     true
 }
+
+fn latency_loads() -> Vec<f64> {
+    latency::DEFAULT_LOADS.to_vec()
+}
+
+fn latency_trials() -> usize {
+    latency::DEFAULT_TRIALS
+}
+
+/// RFC 2544 section 26.4: at least 50 trials of at least 2 seconds.
+pub const DEFAULT_B2B_TRIALS: usize = 50;
+pub const DEFAULT_B2B_TRIAL_S: f64 = 2.0;
+
+fn b2b_trials() -> usize {
+    DEFAULT_B2B_TRIALS
+}
+
+fn b2b_trial_s() -> f64 {
+    DEFAULT_B2B_TRIAL_S
+}
+
+/// How long a trial's receiver goes on counting after the drain, to see
+/// late frames.
+pub const LATE_WINDOW: Duration = Duration::from_millis(250);
 
 /// The lowest load tried: a thousandth of the maximum.
 pub const MIN_FRACTION: f64 = 0.001;
@@ -113,7 +161,8 @@ fn line_of(
     started_at: u64,
 ) -> TrialLine {
     let tx = t.tx.packets;
-    let rx = t.rx.packets - t.rx.foreign;
+    // On time: late frames count as lost.
+    let rx = (t.rx.packets - t.rx.foreign).saturating_sub(t.late.unwrap_or(0));
     let offered = tx as f64 / duration_s;
     TrialLine {
         config: run.0.clone(),
@@ -127,7 +176,7 @@ fn line_of(
         tx,
         rx,
         lost: tx.saturating_sub(rx),
-        late: None,
+        late: t.late,
         loss_ratio: if tx > 0 {
             tx.saturating_sub(rx) as f64 / tx as f64
         } else {
@@ -139,6 +188,10 @@ fn line_of(
         max_pps,
         classes: Vec::new(),
         started_at,
+        burst: None,
+        repetition: None,
+        load_fraction: None,
+        latency_ns: None,
     }
 }
 
@@ -169,20 +222,29 @@ impl Method for Mlr {
             .collect();
         let mut index = recorded.len();
         let initial = self.settings.goals[0].initial_trial_duration;
+        let shaped =
+            |rate: Option<f64>, secs: f64, shape: Shape, on_event: &mut dyn FnMut(TrialEvent)| {
+                let settings = TrialSettings {
+                    duration: Duration::from_secs_f64(secs),
+                    trim_head: 0,
+                    trim_tail: 0,
+                    interval: INTERVAL,
+                };
+                let t = Trials {
+                    settings: &settings,
+                    ..*trials
+                };
+                let started = unix_now();
+                let r = t.run_shaped(traffic, rate, shape, on_event);
+                (r, started)
+            };
+        let plain = Shape {
+            count: None,
+            warmup: Duration::from_secs_f64(self.settings.warmup_s),
+            late_window: Some(LATE_WINDOW),
+        };
         let one = |rate: Option<f64>, secs: f64, on_event: &mut dyn FnMut(TrialEvent)| {
-            let settings = TrialSettings {
-                duration: Duration::from_secs_f64(secs),
-                trim_head: 0,
-                trim_tail: 0,
-                interval: INTERVAL,
-            };
-            let t = Trials {
-                settings: &settings,
-                ..*trials
-            };
-            let started = unix_now();
-            let r = t.run(traffic, rate, on_event);
-            (r, started)
+            shaped(rate, secs, plain, on_event)
         };
 
         // The maximum load: given, or what the generator reaches alone.
@@ -284,6 +346,113 @@ impl Method for Mlr {
                 index += 1;
                 record(TrialDone { index, result: &r })?;
                 last = Some(r);
+            }
+        }
+        if self.settings.latency {
+            // At fractions of the PDR: the goal that allows the most loss.
+            let results = search.results();
+            let pdr = results
+                .iter()
+                .max_by(|a, b| a.goal.loss_ratio.total_cmp(&b.goal.loss_ratio))
+                .and_then(|r| r.lower.map(|b| b.pps));
+            let secs = self.settings.goals[0].final_trial_duration;
+            let min_pps = max_pps * self.settings.min_fraction;
+            for &fraction in pdr.map_or(&[][..], |_| &self.settings.latency_loads[..]) {
+                let load = latency::load(fraction, pdr.unwrap_or(0.0), min_pps);
+                for rep in 1..=self.settings.latency_trials {
+                    let done = recorded.iter().any(|l| {
+                        l.test == record::LATENCY
+                            && l.load_fraction == Some(fraction)
+                            && l.repetition == Some(rep)
+                    });
+                    if done {
+                        continue;
+                    }
+                    let (r, started) = one(Some(load), secs, on_event);
+                    if trials.stop.is_set() {
+                        return Ok(None);
+                    }
+                    let r = r?;
+                    let line = TrialLine {
+                        load_fraction: Some(fraction),
+                        repetition: Some(rep),
+                        latency_ns: r.rx.latency_ns,
+                        ..line_of(&run, traffic, record::LATENCY, secs, max_pps, &r, started)
+                    };
+                    // The histogram first: a trial line always has one.
+                    latency::append(
+                        &self.dir,
+                        &latency::HistogramLine {
+                            config: run.0.clone(),
+                            traffic: run.1.clone(),
+                            size: traffic.sizes.clone(),
+                            iteration: run.2,
+                            load_fraction: fraction,
+                            intended_pps: load,
+                            repetition: rep,
+                            significant_digits: latency::SIGNIFICANT_DIGITS,
+                            buckets: r.rx.latency_buckets.clone(),
+                        },
+                    )?;
+                    record::append(&self.dir, &line)?;
+                    index += 1;
+                    record(TrialDone { index, result: &r })?;
+                }
+            }
+        }
+        if self.settings.back_to_back {
+            let b2b_secs = self.settings.b2b_trial_s;
+            let max_frames = back_to_back::max_frames(max_pps, b2b_secs);
+            let width = self.settings.goals[0].width;
+            for rep in 1..=self.settings.b2b_trials {
+                let mut burst = back_to_back::BurstSearch::new(max_frames, width);
+                for l in recorded
+                    .iter()
+                    .filter(|l| l.test == record::BACK_TO_BACK && l.repetition == Some(rep))
+                {
+                    burst.add(l.burst.unwrap_or(l.tx), l.lost);
+                }
+                while let Some(frames) = burst.next() {
+                    let began = Instant::now();
+                    let shape = Shape {
+                        count: Some(frames),
+                        warmup: Duration::ZERO,
+                        late_window: Some(LATE_WINDOW),
+                    };
+                    let (r, started) = shaped(Some(max_pps), b2b_secs, shape, on_event);
+                    if trials.stop.is_set() {
+                        return Ok(None);
+                    }
+                    let r = r?;
+                    let line = back_to_back::line(
+                        line_of(
+                            &run,
+                            traffic,
+                            record::BACK_TO_BACK,
+                            1.0,
+                            max_pps,
+                            &r,
+                            started,
+                        ),
+                        frames,
+                        rep,
+                        &r.tx,
+                    );
+                    burst.add(frames, line.lost);
+                    record::append(&self.dir, &line)?;
+                    index += 1;
+                    record(TrialDone { index, result: &r })?;
+                    // The rest of the trial idle: the DUT's buffers empty
+                    // (and a policer's bucket fills) before the next burst.
+                    let rest = Duration::from_secs_f64(b2b_secs).saturating_sub(began.elapsed());
+                    let until = Instant::now() + rest;
+                    while Instant::now() < until && !trials.stop.is_set() {
+                        std::thread::sleep(Duration::from_millis(20).min(until - Instant::now()));
+                    }
+                    if trials.stop.is_set() {
+                        return Ok(None);
+                    }
+                }
             }
         }
         // The run's value for the campaign's files: a trial at the first

@@ -15,6 +15,8 @@ pub const TRIALS_FILE: &str = "trials.jsonl";
 pub const CALIBRATION: &str = "calibration";
 pub const THROUGHPUT: &str = "throughput";
 pub const FRAME_LOSS: &str = "frame-loss";
+pub const LATENCY: &str = "latency";
+pub const BACK_TO_BACK: &str = "back-to-back";
 /// A trial at the found NDR when a resumed search had nothing left to run.
 pub const CONFIRMATION: &str = "confirmation";
 
@@ -56,6 +58,20 @@ pub struct TrialLine {
     pub classes: Vec<GoalClass>,
     /// Unix seconds.
     pub started_at: u64,
+    /// Back-to-back: the burst sent, in frames.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<u64>,
+    /// Back-to-back: which of the searches (from 1); latency: which of the
+    /// trials at its load (from 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repetition: Option<usize>,
+    /// Latency: the load as a fraction of the PDR.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_fraction: Option<f64>,
+    /// Latency: the trial's own percentiles (the histogram is in
+    /// `latency-histograms.jsonl`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ns: Option<pktlab_engine::rx::Latency>,
 }
 
 impl TrialLine {

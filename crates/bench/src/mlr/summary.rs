@@ -113,9 +113,8 @@ pub struct Report {
     pub throughput: Vec<Throughput>,
     pub comparisons: Vec<Comparison>,
     pub frame_loss: Vec<FrameLoss>,
-    /// Tests not measured by this version; kept as empty lists for scripts.
-    pub latency: Vec<serde_json::Value>,
-    pub back_to_back: Vec<serde_json::Value>,
+    pub latency: Vec<super::latency::LatencyResult>,
+    pub back_to_back: Vec<super::back_to_back::BackToBack>,
 }
 
 fn bounds(r: &GoalResult) -> GoalBounds {
@@ -132,6 +131,22 @@ fn bounds(r: &GoalResult) -> GoalBounds {
         loss_inversion: r.loss_inversion,
         complete: r.complete,
     }
+}
+
+/// The zero-loss goal's lower bound of a search: RFC 2544's throughput.
+pub fn ndr_of(
+    results: &[Throughput],
+    config: &str,
+    traffic: &str,
+    iteration: usize,
+) -> Option<f64> {
+    results
+        .iter()
+        .find(|t| t.config == config && t.traffic == traffic && t.iteration == iteration)?
+        .goals
+        .iter()
+        .find(|g| g.loss_ratio == 0.0)?
+        .lower_pps
 }
 
 /// Every search's result from the trial lines, in the order the searches

@@ -7,7 +7,10 @@ use pktlab_bench::campaign::results::{self, ResultsDir};
 use pktlab_bench::campaign::runner::{self, CampaignEvent};
 use pktlab_bench::campaign::Campaign;
 use pktlab_bench::mlr::summary::{self, Report};
-use pktlab_bench::mlr::{record, MaxLoad, Mlr, MlrSettings, MIN_FRACTION, SETTINGS_FILE};
+use pktlab_bench::mlr::{
+    back_to_back, latency, record, MaxLoad, Mlr, MlrSettings, DEFAULT_B2B_TRIALS,
+    DEFAULT_B2B_TRIAL_S, MIN_FRACTION, SETTINGS_FILE,
+};
 use pktlab_bench::search::goal::{self, Goal};
 use pktlab_bench::trial::TrialEvent;
 use pktlab_engine::StopSignal;
@@ -34,9 +37,28 @@ pub const REPORT_FILE: &str = "rfc2544.json";
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
-    /// Tests to run: throughput, frame-loss or both (throughput,frame-loss)
+    /// Tests to run, a list of throughput, latency, frame-loss and
+    /// back-to-back, or all (latency and back-to-back search the
+    /// throughput first)
     #[arg(long = "tests", value_name = "LIST", default_value = "throughput")]
     pub tests: String,
+    /// Latency loads in percent of the PDR (0: the search's lowest load)
+    /// [default: 0,10,50,90]
+    #[arg(long = "latency-loads", value_name = "LIST")]
+    pub latency_loads: Option<String>,
+    /// Latency trials at each load [default: 3]
+    #[arg(long = "latency-trials", value_name = "N")]
+    pub latency_trials: Option<usize>,
+    /// Back-to-back searches averaged (RFC 2544's trials) [default: 50]
+    #[arg(long = "b2b-trials", value_name = "N")]
+    pub b2b_trials: Option<usize>,
+    /// Length of each back-to-back burst's trial, idle time included
+    /// [default: 2s]
+    #[arg(long = "b2b-trial", value_name = "TIME")]
+    pub b2b_trial: Option<String>,
+    /// Traffic before each trial that is not counted [default: 0s]
+    #[arg(long = "trial-warmup", value_name = "TIME")]
+    pub trial_warmup: Option<String>,
     /// A goal: LOSS[:EXCEED] in percent, repeatable [default: 0 and 0.5]
     #[arg(long = "goal", value_name = "GOAL")]
     pub goals: Vec<String>,
@@ -86,9 +108,40 @@ fn seconds(flag: &str, text: &Option<String>, default: f64) -> anyhow::Result<f6
     }
 }
 
+/// The tests `--tests` names (checked by [`check_flags`]), `all` expanded.
+fn tests_of(list: &str) -> Vec<&str> {
+    let mut tests: Vec<&str> = list.split(',').map(str::trim).collect();
+    if tests.contains(&"all") {
+        tests = vec!["throughput", "latency", "frame-loss", "back-to-back"];
+    }
+    tests
+}
+
+/// `--latency-loads 0,10,50,90`: fractions of the PDR.
+fn latency_loads(text: &str) -> anyhow::Result<Vec<f64>> {
+    let bad = || {
+        usage(format!(
+            "invalid --latency-loads '{text}': use percentages of the PDR from 0 to 100, such as 0,10,50,90"
+        ))
+    };
+    let mut loads = Vec::new();
+    for part in text.split(',') {
+        let v: f64 = part
+            .trim()
+            .trim_end_matches('%')
+            .parse()
+            .map_err(|_| bad())?;
+        if !(0.0..=100.0).contains(&v) {
+            return Err(bad());
+        }
+        loads.push(v / 100.0);
+    }
+    Ok(loads)
+}
+
 /// The search settings the flags describe.
 fn settings_from_flags(args: &Args, link_bps: Option<f64>) -> anyhow::Result<MlrSettings> {
-    let tests: Vec<&str> = args.tests.split(',').map(str::trim).collect();
+    let tests = tests_of(&args.tests);
     let mut goals: Vec<Goal> = if args.goals.is_empty() {
         goal::DEFAULT_GOALS
             .iter()
@@ -164,24 +217,42 @@ fn settings_from_flags(args: &Args, link_bps: Option<f64>) -> anyhow::Result<Mlr
             None => MaxLoad::Calibrate,
         },
     };
+    let latency = tests.contains(&"latency");
+    let back_to_back = tests.contains(&"back-to-back");
+    let warmup = match &args.trial_warmup {
+        None => 0.0,
+        Some(t) => units::parse_duration(t)
+            .map_err(|_| {
+                usage(format!(
+                    "invalid --trial-warmup '{t}': use a duration such as 0s, 500ms or 1s"
+                ))
+            })?
+            .as_secs_f64(),
+    };
     Ok(MlrSettings {
-        throughput: tests.contains(&"throughput"),
+        // Latency and back-to-back need the throughput.
+        throughput: tests.contains(&"throughput") || latency || back_to_back,
         frame_loss: tests.contains(&"frame-loss"),
+        latency,
+        back_to_back,
         goals,
         max,
         min_fraction: MIN_FRACTION,
+        latency_loads: match &args.latency_loads {
+            Some(t) => latency_loads(t)?,
+            None => latency::DEFAULT_LOADS.to_vec(),
+        },
+        latency_trials: args.latency_trials.unwrap_or(latency::DEFAULT_TRIALS),
+        b2b_trials: args.b2b_trials.unwrap_or(DEFAULT_B2B_TRIALS),
+        b2b_trial_s: seconds("--b2b-trial", &args.b2b_trial, DEFAULT_B2B_TRIAL_S)?,
+        warmup_s: warmup,
     })
 }
 
 fn check_flags(args: &Args) -> anyhow::Result<()> {
     for test in args.tests.split(',').map(str::trim) {
         match test {
-            "throughput" | "frame-loss" => {}
-            "latency" | "back-to-back" | "all" => {
-                return Err(usage(format!(
-                    "--tests {test}: this version measures throughput and frame-loss only"
-                )))
-            }
+            "throughput" | "frame-loss" | "latency" | "back-to-back" | "all" => {}
             other => {
                 return Err(usage(format!(
                 "unknown test '{other}': use throughput, latency, frame-loss, back-to-back or all"
@@ -206,6 +277,27 @@ fn check_flags(args: &Args) -> anyhow::Result<()> {
     if args.repeat == Some(0) {
         return Err(usage("invalid --repeat 0: use at least 1"));
     }
+    for (flag, n) in [
+        ("--latency-trials", args.latency_trials),
+        ("--b2b-trials", args.b2b_trials),
+    ] {
+        if n == Some(0) {
+            return Err(usage(format!("invalid {flag} 0: use at least 1")));
+        }
+    }
+    let tests = tests_of(&args.tests);
+    for (flag, set, test) in [
+        ("--latency-loads", args.latency_loads.is_some(), "latency"),
+        ("--latency-trials", args.latency_trials.is_some(), "latency"),
+        ("--b2b-trials", args.b2b_trials.is_some(), "back-to-back"),
+        ("--b2b-trial", args.b2b_trial.is_some(), "back-to-back"),
+    ] {
+        if set && !tests.contains(&test) {
+            return Err(usage(format!(
+                "{flag} applies to the {test} test: add --tests {test} (or all)"
+            )));
+        }
+    }
     if b.resume.is_some() {
         let shaping = [
             ("--goal", !args.goals.is_empty()),
@@ -217,6 +309,11 @@ fn check_flags(args: &Args) -> anyhow::Result<()> {
             ("--rfc2544-strict", args.strict),
             ("--max-rate", args.max_rate.is_some()),
             ("--repeat", args.repeat.is_some()),
+            ("--latency-loads", args.latency_loads.is_some()),
+            ("--latency-trials", args.latency_trials.is_some()),
+            ("--b2b-trials", args.b2b_trials.is_some()),
+            ("--b2b-trial", args.b2b_trial.is_some()),
+            ("--trial-warmup", args.trial_warmup.is_some()),
         ];
         if let Some((flag, _)) = shaping.iter().find(|(_, s)| *s) {
             return Err(usage(format!(
@@ -292,11 +389,25 @@ fn load_settings(dir: &Path) -> anyhow::Result<MlrSettings> {
 /// goal's final bounds need about half their duration sum each, and the
 /// coarser targets and the steps towards them a few more trials.
 fn guessed_seconds(settings: &MlrSettings) -> f64 {
-    settings
+    let search: f64 = settings
         .goals
         .iter()
         .map(|g| g.duration_sum + 10.0 * g.initial_trial_duration)
-        .sum()
+        .sum();
+    let final_trial = settings.goals[0].final_trial_duration;
+    let latency = if settings.latency {
+        (settings.latency_loads.len() * settings.latency_trials) as f64 * final_trial
+    } else {
+        0.0
+    };
+    // A burst search takes about a dozen bursts; the receiver's intervals
+    // tick for the burst and the drain (about a second), not the idle rest.
+    let b2b = if settings.back_to_back {
+        settings.b2b_trials as f64 * 12.0
+    } else {
+        0.0
+    };
+    search + latency + b2b
 }
 
 fn execute(
@@ -310,8 +421,16 @@ fn execute(
     let text = !o.json;
     let dir_text = dir.path.display().to_string();
     if text && !o.quiet {
+        let tests = [
+            ("throughput", settings.throughput),
+            ("latency", settings.latency),
+            ("frame-loss", settings.frame_loss),
+            ("back-to-back", settings.back_to_back),
+        ];
+        let names: Vec<&str> = tests.iter().filter(|t| t.1).map(|t| t.0).collect();
         println!(
-            "rfc2544 throughput: {} on {}, results in {dir_text}",
+            "rfc2544 {}: {} on {}, results in {dir_text}",
+            names.join(", "),
             campaign.name,
             target.describe()
         );
@@ -379,11 +498,18 @@ fn execute(
     let outcome = outcome?;
     let lines = record::read(&dir.path)?;
     let throughput = summary::throughput(settings, &lines)?;
+    let back_to_back = back_to_back::summarize(
+        &lines,
+        settings.b2b_trial_s,
+        settings.goals[0].width,
+        &|c, t, i| summary::ndr_of(&throughput, c, t, i),
+    );
     let report = Report {
         comparisons: summary::compare(&throughput, Confidence::P95),
         frame_loss: summary::frame_loss(&lines),
+        latency: latency::summarize(&lines, &latency::read(&dir.path)?),
+        back_to_back,
         throughput,
-        ..Report::default()
     };
     let json = serde_json::to_string_pretty(&report)?;
     dir.write(REPORT_FILE, json.as_bytes())?;
@@ -398,6 +524,16 @@ fn execute(
         for f in &report.frame_loss {
             let mut v = serde_json::to_value(f)?;
             v["type"] = "frame_loss".into();
+            print_json(&v);
+        }
+        for l in &report.latency {
+            let mut v = serde_json::to_value(l)?;
+            v["type"] = "latency".into();
+            print_json(&v);
+        }
+        for b in &report.back_to_back {
+            let mut v = serde_json::to_value(b)?;
+            v["type"] = "back_to_back".into();
             print_json(&v);
         }
         for c in &report.comparisons {
