@@ -310,7 +310,14 @@ fn bad_search_settings_are_one_line_and_exit_2() {
         (&["--max-rate", "1Gbps"][..], "pktlab: invalid --max-rate '1Gbps': give frames per second, such as 1.5M (or use --link-speed)\n"),
         (&["--repeat", "0"][..], "pktlab: invalid --repeat 0: use at least 1\n"),
         (&["--tests", "speed"][..], "pktlab: unknown test 'speed': use throughput, latency, frame-loss, back-to-back or all\n"),
-        (&["--tests", "latency"][..], "pktlab: --tests latency: this version measures throughput and frame-loss only\n"),
+        (&["--latency-loads", "0,150", "--tests", "latency"][..], "pktlab: invalid --latency-loads '0,150': use percentages of the PDR from 0 to 100, such as 0,10,50,90\n"),
+        (&["--latency-loads", "x", "--tests", "all"][..], "pktlab: invalid --latency-loads 'x': use percentages of the PDR from 0 to 100, such as 0,10,50,90\n"),
+        (&["--latency-loads", "50"][..], "pktlab: --latency-loads applies to the latency test: add --tests latency (or all)\n"),
+        (&["--b2b-trials", "5", "--tests", "latency"][..], "pktlab: --b2b-trials applies to the back-to-back test: add --tests back-to-back (or all)\n"),
+        (&["--b2b-trials", "0", "--tests", "back-to-back"][..], "pktlab: invalid --b2b-trials 0: use at least 1\n"),
+        (&["--latency-trials", "0", "--tests", "latency"][..], "pktlab: invalid --latency-trials 0: use at least 1\n"),
+        (&["--b2b-trial", "0s", "--tests", "back-to-back"][..], "pktlab: invalid --b2b-trial '0s': use at least 1ms\n"),
+        (&["--trial-warmup", "soon"][..], "pktlab: invalid --trial-warmup 'soon': use a duration such as 0s, 500ms or 1s\n"),
         (&["--rate", "10k"][..], "pktlab: --rate does not apply to rfc2544: the search chooses loads and trial lengths (see --max-rate, --final-trial, --repeat)\n"),
     ] {
         let mut all = vec!["rfc2544", "--prefix", "nolab"];
@@ -318,4 +325,292 @@ fn bad_search_settings_are_one_line_and_exit_2() {
         let r = pktlab(&all);
         assert_eq!((r.code, r.stdout.as_str(), r.stderr.as_str()), (2, "", msg), "{args:?}");
     }
+}
+
+/// Two policers of one rate and two bursts, as configurations of one
+/// campaign on the lab `prefix`.
+fn two_policers(dir: &Path, prefix: &str, bursts: [u32; 2]) -> PathBuf {
+    let mut text =
+        format!("name = \"pols\"\n[lab]\nprefix = \"{prefix}\"\n[[traffic]]\nname = \"inet4\"\n");
+    for b in bursts {
+        text.push_str(&format!(
+            "[[config]]\nname = \"pol{b}\"\n\
+             apply = [\"nft add table inet pktlabpol\", \
+             \"nft add chain inet pktlabpol c '{{ type filter hook forward priority 0; }}'\", \
+             \"nft add rule inet pktlabpol c limit rate over 3000/second burst {b} packets drop\"]\n\
+             revert = [\"nft delete table inet pktlabpol\"]\n"
+        ));
+    }
+    let path = dir.join("policers.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn latency_and_back_to_back_on_two_policers() {
+    let lab = Lab::up();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = two_policers(tmp.path(), &lab.prefix, [100, 800]);
+    let out = tmp.path().join("out");
+    let r = pktlab(&[
+        "rfc2544",
+        "-f",
+        file.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--max-rate",
+        "50k",
+        "--duration-sum",
+        "2s",
+        "--width",
+        "5",
+        "--goal",
+        "0",
+        "--goal",
+        "1",
+        "--tests",
+        "latency,back-to-back",
+        "--latency-loads",
+        "0,50,90",
+        "--latency-trials",
+        "2",
+        "--b2b-trials",
+        "2",
+        "--b2b-trial",
+        "500ms",
+        "--trial-warmup",
+        "300ms",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .starts_with("rfc2544 throughput, latency, back-to-back: pols on built-in lab"),
+        "{}",
+        r.stdout
+    );
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("rfc2544.json")).unwrap()).unwrap();
+    let throughput = report["throughput"].as_array().unwrap();
+    assert_eq!(throughput.len(), 2);
+    let lower = |config: &str, goal: usize| {
+        let t = throughput.iter().find(|t| t["config"] == config).unwrap();
+        f(&t["goals"][goal]["lower_pps"])
+    };
+    // Both policers pass 3000/s and their burst; a 1 s trial at most
+    // 3000 + 800 + a little.
+    for config in ["pol100", "pol800"] {
+        let (ndr, pdr) = (lower(config, 0), lower(config, 1));
+        assert!((2500.0..4500.0).contains(&ndr), "{config} NDR {ndr}");
+        assert!((2500.0..4600.0).contains(&pdr), "{config} PDR {pdr}");
+    }
+
+    // Latency: 3 loads per configuration, each two trials of every frame.
+    let latency = report["latency"].as_array().unwrap();
+    assert_eq!(latency.len(), 6, "{latency:?}");
+    for l in latency {
+        let config = l["config"].as_str().unwrap();
+        let fraction = f(&l["load_fraction"]);
+        let pdr = lower(config, 1);
+        // 0 %: the search's lowest load, a thousandth of 50 kpps.
+        let load = if fraction == 0.0 {
+            50.0
+        } else {
+            fraction * pdr
+        };
+        assert!((f(&l["load_pps"]) - load).abs() < 1e-6, "{l} vs {load}");
+        assert_eq!(l["trials"], 2, "{l}");
+        // Two 1 s trials at the load, give or take the pacer's start.
+        let frames = f(&l["frames"]);
+        assert!(
+            frames >= 2.0 * load * 0.9 && frames <= 2.0 * load * 1.1 + 130.0,
+            "{l}"
+        );
+        let p: Vec<f64> = ["min_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"]
+            .iter()
+            .map(|k| f(&l[*k]))
+            .collect();
+        assert!(p.windows(2).all(|w| w[0] <= w[1]), "{l}");
+        // One way through a veth DUT on one host: above a microsecond,
+        // the median below 50 ms even on a busy machine.
+        assert!(p[0] >= 1_000.0 && p[1] < 50e6 && p[5] < 2e9, "{l}");
+        assert!(l["clock"].as_str().unwrap().starts_with("one host"), "{l}");
+    }
+    // Each latency trial: its own percentiles and a histogram of every
+    // frame it received; no warm-up frame counted (rx never above tx).
+    let trials = lines(&out.join("trials.jsonl"));
+    let hists = lines(&out.join("latency-histograms.jsonl"));
+    let lat_trials: Vec<&Value> = trials.iter().filter(|l| l["test"] == "latency").collect();
+    assert_eq!((lat_trials.len(), hists.len()), (12, 12));
+    for (t, h) in lat_trials.iter().zip(&hists) {
+        assert_eq!(
+            (&t["config"], &t["load_fraction"], &t["repetition"]),
+            (&h["config"], &h["load_fraction"], &h["repetition"])
+        );
+        let counted: u64 = h["buckets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b[1].as_u64().unwrap())
+            .sum();
+        let late = t["late"].as_u64().unwrap();
+        assert_eq!(counted, t["rx"].as_u64().unwrap() + late, "{t}");
+        assert_eq!(t["latency_ns"]["count"].as_u64(), Some(counted));
+        assert!(f(&t["latency_ns"]["p90"]) >= f(&t["latency_ns"]["p50"]));
+        assert!(f(&t["rx"]) <= f(&t["tx"]), "{t}");
+    }
+    for l in &trials {
+        assert_eq!(f(&l["tx"]) - f(&l["rx"]), f(&l["lost"]), "{l}");
+        assert!(l["late"].is_u64(), "{l}");
+    }
+
+    // Back-to-back: at 50 kpps a burst of N takes N / 50000 s, while the
+    // policer passes its burst B and 3000/s: N = B / (1 − 3000/50000), 106
+    // and 851 frames; the difference is the policer's 700 more.
+    let b2b = report["back_to_back"].as_array().unwrap();
+    assert_eq!(b2b.len(), 2);
+    let frames = |config: &str| {
+        let b = b2b.iter().find(|b| b["config"] == config).unwrap();
+        assert_eq!(
+            (b["trials"].as_u64(), &b["at_least"]),
+            (Some(2), &Value::Bool(false)),
+            "{b}"
+        );
+        let n = f(&b["frames"]);
+        // RFC 9004: implied = N / max rate; corrected = implied × (1 − NDR / max).
+        let implied = n / 50_000.0;
+        assert!(
+            (f(&b["implied_buffer_time_s"]) - implied).abs() < 1e-12,
+            "{b}"
+        );
+        let corrected = implied * (1.0 - lower(config, 0) / 50_000.0);
+        assert!(
+            (f(&b["corrected_buffer_time_s"]) - corrected).abs() < 1e-12,
+            "{b}"
+        );
+        // The bursts left at about the maximum rate.
+        assert!((30_000.0..80_000.0).contains(&f(&b["burst_pps"])), "{b}");
+        n
+    };
+    let (small, large) = (frames("pol100"), frames("pol800"));
+    assert!((80.0..160.0).contains(&small), "burst 100: {small}");
+    assert!((700.0..1000.0).contains(&large), "burst 800: {large}");
+    assert!((560.0..840.0).contains(&(large - small)), "{small} {large}");
+    // Every burst is a trial line; the searches of each configuration.
+    let bursts: Vec<&Value> = trials
+        .iter()
+        .filter(|l| l["test"] == "back-to-back")
+        .collect();
+    assert!(bursts.len() >= 2 * 2 * 5, "{}", bursts.len());
+    for b in &bursts {
+        assert_eq!(f(&b["intended_pps"]), 50_000.0);
+        assert!(b["burst"].as_u64().unwrap() <= 25_000, "{b}");
+        assert!([1, 2].contains(&b["repetition"].as_u64().unwrap()), "{b}");
+    }
+
+    // The text: the latency table's rows and the back-to-back lines.
+    let out_text = &r.stdout;
+    assert!(
+        out_text.contains("\nLatency, one way, over every frame of each load's trials:\n"),
+        "{out_text}"
+    );
+    for config in ["pol100", "pol800"] {
+        for pct in ["0%", "50%", "90%"] {
+            assert!(
+                out_text.lines().any(|l| {
+                    let cells: Vec<&str> = l.split_whitespace().collect();
+                    cells.len() == 20 && cells[0] == config && cells[3] == pct && cells[6] == "2"
+                }),
+                "{config} {pct}:\n{out_text}"
+            );
+        }
+        let n = frames(config);
+        assert!(
+            out_text.contains(&format!(
+                "{config} inet4 size 64 back-to-back: {n:.1} frames on average over 2 searches"
+            )),
+            "{out_text}"
+        );
+    }
+    assert!(
+        out_text.contains("  implied DUT buffer time "),
+        "{out_text}"
+    );
+}
+
+#[test]
+fn a_generator_below_the_maximum_load_is_no_dut_throughput() {
+    // 9018-byte frames through plain forwarding: the generator (copying
+    // every frame) falls far short of 20 Mpps while the DUT loses nothing.
+    let lab = Lab::up();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("jumbo.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"jumbo\"\n[lab]\nprefix = \"{}\"\n[[traffic]]\nname = \"inet4\"\nsizes = [9018]\n",
+            lab.prefix
+        ),
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let r = pktlab(&[
+        "rfc2544",
+        "-f",
+        file.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--io",
+        "afpacket",
+        "--max-rate",
+        "20M",
+        "--duration-sum",
+        "2s",
+        "--width",
+        "5",
+        "--goal",
+        "0",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("rfc2544.json")).unwrap()).unwrap();
+    let t = &report["throughput"][0];
+    assert_eq!(
+        (t["size"].as_str(), &t["generator_limited"]),
+        (Some("9018"), &Value::Bool(true))
+    );
+    let g = &t["goals"][0];
+    let lower = f(&g["lower_pps"]);
+    // What the generator offered, never the 20 Mpps asked for: 9018-byte
+    // frames at 20 Mpps would be 1.4 Tb/s.
+    assert!(lower > 1000.0 && lower < 2_000_000.0, "{g}");
+    assert_eq!(g["generator_limited"], true);
+    let trials = lines(&out.join("trials.jsonl"));
+    assert!(trials
+        .iter()
+        .any(|l| l["generator_limited"] == true && l["lost"] == 0));
+    for l in &trials {
+        assert!(f(&l["offered_pps"]) < 2_000_000.0, "{l}");
+    }
+    let grouped = |v: f64| {
+        let v = v.round() as u64;
+        let (a, b) = (v / 1000, v % 1000);
+        if a >= 1000 {
+            format!("{},{:03},{b:03}", a / 1000, a % 1000)
+        } else if a > 0 {
+            format!("{a},{b:03}")
+        } else {
+            b.to_string()
+        }
+    };
+    assert!(
+        r.stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with("NDR (exceed 50 %)")
+                && l.contains(&format!(
+                    "at least {} pps (the generator could not go higher)",
+                    grouped(lower)
+                ))),
+        "{}",
+        r.stdout
+    );
 }
