@@ -384,7 +384,7 @@ fn latency_and_back_to_back_on_two_policers() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(
         r.stdout
-            .starts_with("rfc2544 throughput, latency, back-to-back: pols on built-in lab"),
+            .starts_with("rfc2544 throughput, latency, back-to-back: rfc2544 on built-in lab"),
         "{}",
         r.stdout
     );
@@ -487,8 +487,9 @@ fn latency_and_back_to_back_on_two_policers() {
             (f(&b["corrected_buffer_time_s"]) - corrected).abs() < 1e-12,
             "{b}"
         );
-        // The bursts left at about the maximum rate.
-        assert!((30_000.0..80_000.0).contains(&f(&b["burst_pps"])), "{b}");
+        // The bursts left at about the maximum rate (a burst of 100 frames
+        // is two of the pacer's batches: its own rate reads high).
+        assert!((30_000.0..200_000.0).contains(&f(&b["burst_pps"])), "{b}");
         n
     };
     let (small, large) = (frames("pol100"), frames("pol800"));
@@ -541,6 +542,8 @@ fn latency_and_back_to_back_on_two_policers() {
 fn a_generator_below_the_maximum_load_is_no_dut_throughput() {
     // 9018-byte frames through plain forwarding: the generator (copying
     // every frame) falls far short of 20 Mpps while the DUT loses nothing.
+    // (Jumbo frames on the built-in lab: the campaign picks AF_PACKET, as
+    // XDP live frames carry at most 3412 bytes.)
     let lab = Lab::up();
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("jumbo.toml");
@@ -559,8 +562,6 @@ fn a_generator_below_the_maximum_load_is_no_dut_throughput() {
         file.to_str().unwrap(),
         "-o",
         out.to_str().unwrap(),
-        "--io",
-        "afpacket",
         "--max-rate",
         "20M",
         "--duration-sum",

@@ -229,9 +229,17 @@ impl Campaign {
         // The XDP live-frame generator needs GRO on d0, which the built-in
         // `gro-off` configuration turns off: a campaign with it uses the
         // backend that works for every configuration.
+        // Likewise frames larger than XDP live frames carry (jumbo frames).
+        let xdp_max = pktlab_io::xdpgen::delivery::MAX_LIVE_FRAME_LEN + 4;
+        let jumbo = traffics.iter().any(|t| {
+            t.sizes
+                .parse::<pktlab_wire::size::SizeMix>()
+                .is_ok_and(|m| usize::from(m.max()) > xdp_max)
+        });
         let io = match chosen_io {
             Some(io) => io,
             None if configs.iter().any(|c| c.builtin && c.name == "gro-off") => BenchIo::Afpacket,
+            None if jumbo => BenchIo::Afpacket,
             None => lab.default_io(),
         };
 
@@ -551,6 +559,11 @@ mod tests {
         assert_eq!(c.run.io, BenchIo::Afpacket);
         let c = parse("[run]\nio = \"afxdp\"\n[[config]]\nname = \"gro-off\"\n").unwrap();
         assert_eq!(c.run.io, BenchIo::Afxdp);
+        // Jumbo frames (above XDP live frames' 3412 bytes): AF_PACKET too.
+        let c = parse("[[traffic]]\nname = \"inet4\"\nsizes = [64, 3412]\n").unwrap();
+        assert_eq!(c.run.io, BenchIo::Xdp);
+        let c = parse("[[traffic]]\nname = \"inet4\"\nsizes = [64, 9018]\n").unwrap();
+        assert_eq!(c.run.io, BenchIo::Afpacket);
         // A DUT CPU that does not exist is a usage error naming it.
         let e = parse("[lab]\ndut_cpus = \"1023\"\n").unwrap_err();
         assert!(e.is_usage());
