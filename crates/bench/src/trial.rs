@@ -200,6 +200,7 @@ fn one_trial(
             ..RxPlan::default()
         },
         xdp: Default::default(),
+        xdp_recv: Default::default(),
     };
     let before = monitor::read_counters(&lab.watched)?;
     let softnet_before = softnet::read()?;
