@@ -73,7 +73,7 @@ mod tests {
 
     #[test]
     fn buckets_by_hand() {
-        assert_eq!(BUCKETS, 33 * 128);
+        assert_eq!(BUCKETS, 34 * 128);
         assert_eq!(bucket_of(0), 0);
         assert_eq!(bucket_of(255), 255);
         // 256..511 in buckets of 2.
