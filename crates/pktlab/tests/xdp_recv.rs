@@ -11,7 +11,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{counts, ok_in, pktlab_in, summary, u, Receiver, VethNs};
+use common::{counts, ok_in, pktlab_in, summary, u, Lab, Receiver, VethNs};
 use serde_json::Value;
 
 const WAIT: Duration = Duration::from_secs(90);
@@ -86,6 +86,64 @@ fn same_counts_as_afpacket_on_the_same_traffic() {
     // The same frames timed by AF_PACKET: the medians agree within 1 ms.
     let ap50 = u(&as_["latency_ns"], "p50");
     assert!(p50.abs_diff(ap50) < 1_000_000, "xdp p50 {p50}, afpacket p50 {ap50}");
+}
+
+/// The generator at full speed (`gen --io xdp`) into the XDP receiver:
+/// a million frames in 2000 streams, every one counted and in order.
+#[test]
+fn a_million_frames_from_the_xdp_generator_exactly() {
+    let v = VethNs::new();
+    let mut args = vec!["-i", "vb", "--io", "xdp"];
+    args.extend_from_slice(&IDLE);
+    let x = Receiver::start(&v.ns, &args);
+    let mac = v.mac("vb");
+    let out = ok_in(
+        &v.ns,
+        &["gen", "-i", "va", "--io", "xdp", "-D", &mac, "-n", "1000000", "--json"],
+    );
+    assert_eq!(u(&summary(&out), "packets"), 1_000_000);
+    let (_, xs) = x.wait(WAIT);
+    assert_eq!(counts(&xs), (1_000_000, 2000, 0, 0, 0, 0));
+    assert_eq!(u(&xs, "streams"), 2000);
+    assert_eq!(u(&xs, "bytes"), 64_000_000);
+    assert_eq!(u(&xs["iface"], "rx_packets"), 1_000_000);
+    assert_eq!(u(&xs["latency_ns"], "count"), 1_000_000);
+}
+
+/// The DUT of the built-in lab drops every frame numbered 2 and duplicates
+/// every frame numbered 3 (nft matching the test payload): both receivers
+/// on r0 find exactly 2000 lost and 2000 duplicates.
+#[test]
+fn loss_and_duplicates_made_in_the_dut_same_as_afpacket() {
+    let lab = Lab::up();
+    let dut = lab.ns("dut");
+    let rules = "table ip pktlabxdp {\n\
+        chain forward_test {\n\
+          type filter hook forward priority 0;\n\
+          udp dport 2000 @th,104,32 2 counter drop\n\
+          udp dport 2000 @th,104,32 3 counter dup to 198.19.0.208 device \"d1\"\n\
+        }\n\
+      }\n";
+    let path = std::env::temp_dir().join(format!("pktlab-xdprecv-{}.nft", std::process::id()));
+    std::fs::write(&path, rules).unwrap();
+    common::sh(&format!("ip netns exec {dut} nft -f {}", path.display()));
+    std::fs::remove_file(&path).unwrap();
+    let rcv = lab.ns("rcv");
+    let mut xargs = vec!["-i", "r0", "--io", "xdp", "--pass"];
+    xargs.extend_from_slice(&IDLE);
+    let x = Receiver::start(&rcv, &xargs);
+    let mut aargs = vec!["-i", "r0", "--io", "afpacket"];
+    aargs.extend_from_slice(&IDLE);
+    let a = Receiver::start(&rcv, &aargs);
+    // 5 frames per flow (sequence numbers 0..4) over 2000 flows.
+    ok_in(
+        &lab.ns("gen"),
+        &["gen", "-i", "g0", "-n", "10000", "-R", "20kpps", "-q"],
+    );
+    let (_, xs) = x.wait(WAIT);
+    let (_, as_) = a.wait(WAIT);
+    assert_eq!(counts(&xs), (10000, 2000, 2000, 0, 2000, 0));
+    assert_same(&xs, &as_);
 }
 
 #[test]
