@@ -199,7 +199,7 @@ fn pass_passes_and_drop_drops() {
     let f = frame(false, 0, TestPayload::new(0, 0, 0), 0);
     assert_eq!(load(1, false).run_once(&f).unwrap(), 1); // XDP_DROP
     assert_eq!(load(1, true).run_once(&f).unwrap(), 2); // XDP_PASS
-    // Foreign frames follow the same verdict.
+                                                        // Foreign frames follow the same verdict.
     let arp = [0xffu8; 42];
     assert_eq!(load(1, true).run_once(&arp).unwrap(), 2);
 }
@@ -222,13 +222,25 @@ fn latency_against_the_realtime_clock() {
     }
     let slack = realtime_ns() - begin;
     let stats = rx.cpu_stats().unwrap();
-    let min = stats.iter().filter(|s| s.lat_count > 0).map(|s| s.lat_min).min().unwrap();
+    let min = stats
+        .iter()
+        .filter(|s| s.lat_count > 0)
+        .map(|s| s.lat_min)
+        .min()
+        .unwrap();
     let max = stats.iter().map(|s| s.lat_max).max().unwrap();
-    assert!((50_000..=50_000 + slack).contains(&min), "min {min}, slack {slack}");
-    assert!((20_000_000_000..=20_000_000_000 + slack).contains(&max), "max {max}");
+    assert!(
+        (50_000..=50_000 + slack).contains(&min),
+        "min {min}, slack {slack}"
+    );
+    assert!(
+        (20_000_000_000..=20_000_000_000 + slack).contains(&max),
+        "max {max}"
+    );
     let h = rx.histogram().unwrap();
     assert_eq!(h.total(), 100);
-    let within = |v: u64, age: u64| v >= age && v as f64 <= (age + slack) as f64 * (1.0 + 1.0 / 128.0);
+    let within =
+        |v: u64, age: u64| v >= age && v as f64 <= (age + slack) as f64 * (1.0 + 1.0 / 128.0);
     let p50 = h.value_at_quantile(0.5).unwrap();
     assert!(within(p50, 50_000), "p50 {p50}");
     let p99 = h.value_at_quantile(0.99).unwrap();

@@ -82,10 +82,16 @@ fn same_counts_as_afpacket_on_the_same_traffic() {
         u(lat, "max"),
     );
     assert!(min > 0 && max < 1_000_000_000, "{lat}");
-    assert!(min <= p50 && p50 <= p99 && p99 <= p999 && p999 <= max, "{lat}");
+    assert!(
+        min <= p50 && p50 <= p99 && p99 <= p999 && p999 <= max,
+        "{lat}"
+    );
     // The same frames timed by AF_PACKET: the medians agree within 1 ms.
     let ap50 = u(&as_["latency_ns"], "p50");
-    assert!(p50.abs_diff(ap50) < 1_000_000, "xdp p50 {p50}, afpacket p50 {ap50}");
+    assert!(
+        p50.abs_diff(ap50) < 1_000_000,
+        "xdp p50 {p50}, afpacket p50 {ap50}"
+    );
 }
 
 /// The generator at full speed (`gen --io xdp`) into the XDP receiver:
@@ -99,7 +105,9 @@ fn a_million_frames_from_the_xdp_generator_exactly() {
     let mac = v.mac("vb");
     let out = ok_in(
         &v.ns,
-        &["gen", "-i", "va", "--io", "xdp", "-D", &mac, "-n", "1000000", "--json"],
+        &[
+            "gen", "-i", "va", "--io", "xdp", "-D", &mac, "-n", "1000000", "--json",
+        ],
     );
     assert_eq!(u(&summary(&out), "packets"), 1_000_000);
     let (_, xs) = x.wait(WAIT);
@@ -150,7 +158,18 @@ fn loss_and_duplicates_made_in_the_dut_same_as_afpacket() {
 fn ipv6_imix_and_vlan_same_as_afpacket() {
     let v = VethNs::new();
     let (x, a) = xdp_and_afpacket(&v, &[]);
-    gen(&v, &["-6", "-l", "84:7,594:4,1518:1", "-n", "12000", "-R", "40kpps"]);
+    gen(
+        &v,
+        &[
+            "-6",
+            "-l",
+            "84:7,594:4,1518:1",
+            "-n",
+            "12000",
+            "-R",
+            "40kpps",
+        ],
+    );
     let (_, xs) = x.wait(WAIT);
     let (_, as_) = a.wait(WAIT);
     assert_eq!(counts(&xs), (12000, 2000, 0, 0, 0, 0));
@@ -260,7 +279,7 @@ fn planted_loss_reorder_duplicates_and_hostile_frames() {
 #[test]
 fn streams_beyond_the_limit_are_untracked_in_text_too() {
     let v = VethNs::new();
-    let child = Command::new("ip")
+    let mut child = Command::new("ip")
         .args(["netns", "exec", &v.ns, common::PKTLAB, "recv", "-i", "vb"])
         .args(["--io", "xdp", "--streams", "1000", "-W", "2", "-t", "80"])
         .stdout(Stdio::piped())
@@ -268,7 +287,7 @@ fn streams_beyond_the_limit_are_untracked_in_text_too() {
         .spawn()
         .unwrap();
     // The header line says it is attached.
-    let mut out = std::io::BufReader::new(child.stdout.unwrap());
+    let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
     let mut header = String::new();
     std::io::BufRead::read_line(&mut out, &mut header).unwrap();
     assert!(header.starts_with("Receiving with xdp ("), "{header}");
@@ -276,14 +295,17 @@ fn streams_beyond_the_limit_are_untracked_in_text_too() {
     let mut text = String::new();
     std::io::Read::read_to_string(&mut out, &mut text).unwrap();
     let mut err = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.unwrap(), &mut err).unwrap();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(child.wait().unwrap().success(), "{err}");
     // 1000 streams of 64 bytes, plus per CPU 80 bytes of counters and
     // 4352 buckets (34 powers of two of 128) of 8 bytes.
     let cpus = std::fs::read_to_string("/sys/devices/system/cpu/possible").unwrap();
-    let ncpus = pktlab_engine::affinity::parse_cpu_list(cpus.trim()).unwrap().len() as u64;
+    let ncpus = pktlab_engine::affinity::parse_cpu_list(cpus.trim())
+        .unwrap()
+        .len() as u64;
     let bytes = 1000 * 64 + ncpus * (80 + 4352 * 8);
     assert!(
-        err.contains(&format!("xdp: state for 1000 streams (--streams)"))
+        err.contains("xdp: state for 1000 streams (--streams)")
             && err.contains(&format!("({bytes} bytes)")),
         "{err}"
     );
@@ -297,7 +319,10 @@ fn streams_beyond_the_limit_are_untracked_in_text_too() {
         text.contains("Untracked: 10000 test frames of streams beyond the stream limit (--streams), counted but not checked\n"),
         "{text}"
     );
-    assert!(text.contains("Received 20000 packets, 64.00 bytes on average"), "{text}");
+    assert!(
+        text.contains("Received 20000 packets, 64.00 bytes on average"),
+        "{text}"
+    );
 }
 
 /// Two receive queues, each fed from its own CPU (XPS), one stream's
@@ -307,7 +332,10 @@ fn streams_beyond_the_limit_are_untracked_in_text_too() {
 #[test]
 fn one_stream_on_two_cpus_at_once() {
     let cpus = pktlab_engine::affinity::allowed_cpus();
-    assert!(cpus.len() >= 2, "needs two CPUs, this process may use {cpus:?}");
+    assert!(
+        cpus.len() >= 2,
+        "needs two CPUs, this process may use {cpus:?}"
+    );
     let v = VethNs::with_queues(2);
     for (q, c) in cpus[..2].iter().enumerate() {
         v.exec(&format!(
@@ -429,13 +457,19 @@ fn bad_settings_are_usage_errors() {
         let r = pktlab_in(&v.ns, &a);
         assert_eq!((r.code, r.stderr.as_str()), (2, want), "{args:?}");
     }
-    let r = pktlab_in(&v.ns, &["recv", "-i", "vb", "--io", "afpacket", "--pass", "-n", "1"]);
+    let r = pktlab_in(
+        &v.ns,
+        &["recv", "-i", "vb", "--io", "afpacket", "--pass", "-n", "1"],
+    );
     assert_eq!(
         (r.code, r.stderr.as_str()),
         (2, "pktlab: --pass applies to --io xdp only\n")
     );
     // A summary still comes from a run that saw nothing.
-    let r = pktlab_in(&v.ns, &["recv", "-i", "vb", "--io", "xdp", "-t", "300ms", "--json"]);
+    let r = pktlab_in(
+        &v.ns,
+        &["recv", "-i", "vb", "--io", "xdp", "-t", "300ms", "--json"],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let s = summary(&r.stdout);
     assert_eq!(counts(&s), (0, 0, 0, 0, 0, 0));

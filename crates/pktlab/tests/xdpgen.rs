@@ -346,7 +346,10 @@ fn settings_that_cannot_deliver_are_usage_errors() {
     }
     // recv --io xdp is the in-kernel receiver (tests/xdp_recv.rs); -p
     // does not apply to it.
-    let r = pktlab_in(&v.ns, &["recv", "-i", "vb", "--io", "xdp", "-p", "2", "-n", "1"]);
+    let r = pktlab_in(
+        &v.ns,
+        &["recv", "-i", "vb", "--io", "xdp", "-p", "2", "-n", "1"],
+    );
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert_eq!(
         r.stderr,

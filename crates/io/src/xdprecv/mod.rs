@@ -93,7 +93,8 @@ impl XdpRecv {
                 cfg.streams
             )));
         }
-        let ncpus = aya::util::nr_cpus().map_err(|(what, e)| IoError::Other(format!("{what}: {e}")))?;
+        let ncpus =
+            aya::util::nr_cpus().map_err(|(what, e)| IoError::Other(format!("{what}: {e}")))?;
         let settings = Cfg {
             tai_minus_realtime: crate::xdpgen::tai_minus_realtime_ns(),
             pass: u32::from(cfg.pass),
@@ -179,7 +180,11 @@ impl XdpRecv {
     /// Each possible CPU's counters.
     pub fn cpu_stats(&self) -> Result<Vec<CpuStats>, IoError> {
         let err = |e: &aya::maps::MapError| bpf_error("reading the counters", &self.iface, e);
-        let map = self.obj.ebpf().map("stats").ok_or_else(|| missing("stats"))?;
+        let map = self
+            .obj
+            .ebpf()
+            .map("stats")
+            .ok_or_else(|| missing("stats"))?;
         let m: PerCpuArray<_, CpuStats> = PerCpuArray::try_from(map).map_err(|e| err(&e))?;
         let v = m.get(&0, 0).map_err(|e| err(&e))?;
         Ok(v.iter().copied().collect())
@@ -200,7 +205,11 @@ impl XdpRecv {
     /// Calls `each(id, state)` for every stream that had a frame.
     pub fn for_each_stream(&self, mut each: impl FnMut(u32, &Stream)) -> Result<(), IoError> {
         let err = |e: &aya::maps::MapError| bpf_error("reading the streams", &self.iface, e);
-        let map = self.obj.ebpf().map("streams").ok_or_else(|| missing("streams"))?;
+        let map = self
+            .obj
+            .ebpf()
+            .map("streams")
+            .ok_or_else(|| missing("streams"))?;
         let m: Array<_, Stream> = Array::try_from(map).map_err(|e| err(&e))?;
         for (id, s) in m.iter().enumerate() {
             let s = s.map_err(|e| err(&e))?;
