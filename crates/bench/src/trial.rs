@@ -233,6 +233,7 @@ fn one_trial(
             ..RxPlan::default()
         },
         xdp: Default::default(),
+        xdp_recv: Default::default(),
     };
     if !shape.warmup.is_zero() {
         // Nobody counts these frames; the drain keeps them out of the trial.

@@ -33,6 +33,7 @@ pub mod seq;
 pub mod stop;
 pub mod tx;
 pub mod xdpgen;
+pub mod xdprecv;
 
 pub use error::{EngineError, Undelivered};
 pub use stop::StopSignal;

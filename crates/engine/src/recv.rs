@@ -3,6 +3,7 @@
 use pktlab_io::afpacket::{AfPacketRx, RxRingConfig};
 use pktlab_io::afxdp::{AfXdpRx, XdpConfig};
 use pktlab_io::pcap::PcapRx;
+use pktlab_io::xdprecv::XdpRecvConfig;
 
 use crate::auto::AutoRx;
 use crate::backend::IoSpec;
@@ -16,6 +17,8 @@ pub struct RecvConfig {
     pub plan: RxPlan,
     /// AF_XDP settings (`--io afxdp` and `auto`).
     pub xdp: XdpConfig,
+    /// The XDP receiver's settings (`--io xdp`).
+    pub xdp_recv: XdpRecvConfig,
 }
 
 /// Runs the receiver; `on_event` sees readiness and each interval.
@@ -70,11 +73,12 @@ pub fn run_recv(
             run_rx(plan, |_| PcapRx::open(path), stop, on_event)
         }
         IoSpec::Null => Err(EngineError::BadPlan(
-            "--io null only generates: recv needs auto, afxdp, afpacket or pcap:FILE".into(),
+            "--io null only generates: recv needs auto, afxdp, afpacket, xdp or pcap:FILE".into(),
         )),
-        IoSpec::Xdp => Err(EngineError::BadPlan(
-            "--io xdp only generates: recv needs auto, afxdp, afpacket or pcap:FILE".into(),
-        )),
+        IoSpec::Xdp => {
+            let name = iface()?;
+            crate::xdprecv::run_xdp_recv(&name, plan, &cfg.xdp_recv, stop, on_event)
+        }
     }
 }
 

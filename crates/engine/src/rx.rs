@@ -118,6 +118,10 @@ pub struct RxSummary {
     pub out_of_order: u64,
     pub duplicates: u64,
     pub foreign: u64,
+    /// Test frames of streams beyond the receiver's stream limit (`--io
+    /// xdp --streams`): counted, not sequence-checked. Always 0 elsewhere.
+    #[serde(default)]
+    pub untracked: u64,
     pub ring_drops: u64,
     pub latency_ns: Option<Latency>,
     /// Every frame's latency as HDR histogram buckets `(ns, frames)`, in
@@ -389,6 +393,7 @@ fn summarize(ends: Vec<WorkerEnd>, iface: Option<IfCounters>) -> RxSummary {
         out_of_order: seq.out_of_order,
         duplicates: seq.duplicates,
         foreign: ends.iter().map(|e| e.summary.foreign).sum(),
+        untracked: 0,
         ring_drops: ends.iter().map(|e| e.summary.ring_drops).sum(),
         latency_buckets: latency.as_ref().map_or_else(Vec::new, |h| {
             h.iter_recorded()

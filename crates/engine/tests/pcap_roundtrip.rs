@@ -65,6 +65,7 @@ fn receive(path: &Path) -> RxSummary {
         iface: None,
         plan: RxPlan::default(),
         xdp: Default::default(),
+        xdp_recv: Default::default(),
     };
     run_recv(&cfg, &StopSignal::new(), |_| {}).unwrap()
 }
@@ -184,6 +185,7 @@ fn count_stops_the_receiver_exactly() {
             ..RxPlan::default()
         },
         xdp: Default::default(),
+        xdp_recv: Default::default(),
     };
     let s = run_recv(&cfg, &StopSignal::new(), |_| {}).unwrap();
     assert_eq!(s.packets, 1234);

@@ -3,7 +3,8 @@
 # libbpf headers (apt-get install -y clang llvm libbpf-dev; scripts/deps
 # installs them), in this directory:
 #   xsk_redirect.o  from xsk_redirect.c (AF_XDP receive, XDP_DROP sink)
-#   xdpgen.o        from xdpgen.c (the live-frame generator, --io xdp)
+#   xdpgen.o        from xdpgen.c (the live-frame generator, gen --io xdp)
+#   xdprecv.o       from xdprecv.c (the in-kernel receiver, recv --io xdp)
 #
 #   crates/io/bpf/build.sh          rebuild the committed objects
 #   crates/io/bpf/build.sh --check  rebuild into temporary files and fail
@@ -23,7 +24,7 @@ if [ "${1:-}" = "--check" ]; then
     check=1
 fi
 status=0
-for name in xsk_redirect xdpgen; do
+for name in xsk_redirect xdpgen xdprecv; do
     out=$name.o
     if [ $check = 1 ]; then
         out=$(mktemp /tmp/$name.XXXXXX.o)

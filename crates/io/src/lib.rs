@@ -54,6 +54,7 @@ pub mod pcap;
 pub mod port;
 mod sys;
 pub mod xdpgen;
+pub mod xdprecv;
 
 #[cfg(test)]
 mod tests {

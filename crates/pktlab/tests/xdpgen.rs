@@ -344,11 +344,16 @@ fn settings_that_cannot_deliver_are_usage_errors() {
         }
         assert_eq!((r.code, r.stderr.as_str()), (2, want), "{extra:?}");
     }
-    let r = pktlab_in(&v.ns, &["recv", "-i", "vb", "--io", "xdp", "-n", "1"]);
+    // recv --io xdp is the in-kernel receiver (tests/xdp_recv.rs); -p
+    // does not apply to it.
+    let r = pktlab_in(
+        &v.ns,
+        &["recv", "-i", "vb", "--io", "xdp", "-p", "2", "-n", "1"],
+    );
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert_eq!(
         r.stderr,
-        "pktlab: --io xdp only generates: recv needs auto, afxdp, afpacket or pcap:FILE\n"
+        "pktlab: --io xdp checks frames in the kernel on every CPU that receives them: leave -p at 1\n"
     );
 }
 

@@ -59,6 +59,12 @@ pub fn summary_text(s: &RxSummary, info: &RecvInfo) -> String {
         "Test traffic: {} flows in {} streams, {} lost, {} out of order, {} duplicates; {} foreign frames\n",
         s.flows, s.streams, s.lost, s.out_of_order, s.duplicates, s.foreign
     );
+    if s.untracked > 0 {
+        out += &format!(
+            "Untracked: {} test frames of streams beyond the stream limit (--streams), counted but not checked\n",
+            s.untracked
+        );
+    }
     if let Some(l) = &s.latency_ns {
         out += &format!(
             "Latency: min {} avg {} p50 {} p99 {} p99.9 {} max {}\n",
@@ -121,6 +127,7 @@ mod tests {
             out_of_order: 3,
             duplicates: 0,
             foreign: 2,
+            untracked: 0,
             ring_drops: 0,
             latency_ns: None,
             latency_buckets: vec![],
@@ -155,6 +162,20 @@ mod tests {
         (s.lost, s.duplicates) = (0, 17);
         assert!(summary_text(&s, &info())
             .contains(", 0 lost, 3 out of order, 17 duplicates; 2 foreign frames\n"));
+    }
+
+    #[test]
+    fn untracked_frames_get_a_line_only_when_there_are_some() {
+        let mut s = summary();
+        s.untracked = 300;
+        assert_eq!(
+            summary_text(&s, &RecvInfo { iface: None, threads: 1 }),
+            "Received 10000 packets, 64.00 bytes on average, in 0.50 seconds.\n\
+             Speed: 20.00 Kpps Bandwidth: 10.24 Mbps (raw 13.44 Mbps)\n\
+             Test traffic: 2000 flows in 2000 streams, 4000 lost, 3 out of order, 0 duplicates; 2 foreign frames\n\
+             Untracked: 300 test frames of streams beyond the stream limit (--streams), counted but not checked\n"
+        );
+        assert!(!summary_text(&summary(), &info()).contains("Untracked"));
     }
 
     #[test]

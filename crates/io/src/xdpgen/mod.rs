@@ -134,7 +134,7 @@ fn possible_cpus() -> Result<usize, IoError> {
 /// CLOCK_TAI − CLOCK_REALTIME in ns. The kernel keeps TAI as REALTIME plus
 /// a whole number of seconds (its tai_offset, 0 until NTP sets it), so the
 /// measured difference rounded to whole seconds is exact.
-fn tai_minus_realtime_ns() -> i64 {
+pub(crate) fn tai_minus_realtime_ns() -> i64 {
     let now = |clock| {
         let mut ts = libc::timespec {
             tv_sec: 0,

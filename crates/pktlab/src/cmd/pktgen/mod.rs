@@ -377,6 +377,8 @@ fn receive(o: &Options, sigint: &Arc<AtomicBool>) -> anyhow::Result<()> {
         idle: o.exit_when_idle.then(|| "1s".to_string()),
         threads: o.threads,
         cpus: None,
+        streams: pktlab_io::xdprecv::DEFAULT_STREAMS,
+        pass: false,
         interval: format!("{}ms", o.interval_ms),
         output: Output::default(),
     };

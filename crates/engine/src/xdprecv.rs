@@ -1,0 +1,283 @@
+//! `recv --io xdp`: a receiver run whose frames are checked by the io
+//! layer's XDP program ([`XdpRecv`]) in the kernel, with the same plan,
+//! events and summary as [`crate::rx::run_rx`].
+//!
+//! No frame reaches user space. The pool runs one worker that only holds
+//! the run open and detaches the program at its end; the calling thread
+//! reads the program's per-CPU counters for the interval lines and the
+//! ends (duration, idle time, count), and the summary comes from the maps
+//! once the program is detached, so it is final: the last interval and the
+//! summary agree.
+
+use std::time::{Duration, Instant};
+
+use crossbeam_utils::CachePadded;
+use pktlab_io::clock::realtime_ns;
+use pktlab_io::iface::IfCounters;
+use pktlab_io::xdprecv::{CpuStats, LatencyHistogram, Stream, XdpRecv, XdpRecvConfig};
+
+use crate::pool::{self, in_netns, NoCounters, PoolSpec, Sample, Watch, Worker};
+use crate::rates::{l1_bps, per_second};
+use crate::rx::{Latency, RxEvent, RxInterval, RxPlan, RxSummary, RxThreadSummary};
+use crate::seq::SeqCounts;
+use crate::{EngineError, StopSignal};
+
+/// How often the holding worker looks at the stop signal.
+const NAP: Duration = Duration::from_millis(5);
+
+/// Runs `plan` with the XDP receiver program on `iface`.
+pub fn run_xdp_recv(
+    iface: &str,
+    plan: &RxPlan,
+    xcfg: &XdpRecvConfig,
+    stop: &StopSignal,
+    mut on_event: impl FnMut(RxEvent),
+) -> Result<RxSummary, EngineError> {
+    if plan.threads != 1 {
+        return Err(EngineError::BadPlan(
+            "--io xdp checks frames in the kernel on every CPU that receives them: leave -p at 1"
+                .into(),
+        ));
+    }
+    if plan.interval.is_zero() {
+        return Err(EngineError::BadPlan(
+            "the report interval must not be zero".into(),
+        ));
+    }
+    let netns = plan.netns.as_deref();
+    // Attached where the interface is.
+    let rx = in_netns(netns, "RX", || Ok(XdpRecv::open(iface, xcfg)?))?;
+    eprintln!("{}", memory_line(&rx));
+    let backend = rx.backend();
+    let spec = PoolSpec {
+        side: "RX",
+        netns,
+        cpus: &[],
+        iface: plan.iface.as_deref(),
+        interval: plan.interval,
+        stop,
+        one_ends_all: true,
+    };
+    let rx_ref = &rx;
+    let workers = vec![move |w: &Worker<'_, NoCounters>| hold(rx_ref, w)];
+    let mut watch = XdpRecvWatch {
+        rx: &rx,
+        plan,
+        backend: &backend,
+        on_event: &mut on_event,
+    };
+    let finished = pool::run(&spec, workers, &mut watch);
+    // Whatever happened, nothing is counted from here on.
+    rx.detach();
+    let finished = finished?;
+    let stats = rx.cpu_stats()?;
+    let hist = rx.histogram()?;
+    let mut streams = Vec::new();
+    rx.for_each_stream(|id, s| streams.push((id, *s)))?;
+    Ok(summarize(
+        &backend,
+        &stats,
+        &hist,
+        &streams,
+        crate::stop::interrupted(),
+        finished.iface,
+    ))
+}
+
+/// What is printed at the start: the memory the program's maps take.
+pub fn memory_line(rx: &XdpRecv) -> String {
+    let bytes = rx.memory_bytes();
+    format!(
+        "xdp: state for {} streams (--streams) and a latency histogram per CPU ({} CPUs): {:.1} MiB of BPF maps ({bytes} bytes)",
+        rx.stream_limit(),
+        rx.cpus(),
+        bytes as f64 / (1u64 << 20) as f64
+    )
+}
+
+/// The only worker: waits for the gate, holds the run open until it ends,
+/// then detaches the program so that the last sample is final.
+fn hold(rx: &XdpRecv, w: &Worker<'_, NoCounters>) -> Result<Option<()>, EngineError> {
+    w.opened(rx.backend());
+    if w.wait_start().is_none() {
+        return Ok(None);
+    }
+    while !w.should_stop() {
+        std::thread::sleep(NAP);
+    }
+    rx.detach();
+    Ok(Some(()))
+}
+
+struct XdpRecvWatch<'a, E> {
+    rx: &'a XdpRecv,
+    plan: &'a RxPlan,
+    backend: &'a str,
+    on_event: &'a mut E,
+}
+
+impl<E: FnMut(RxEvent)> Watch<NoCounters> for XdpRecvWatch<'_, E> {
+    fn started(&mut self, _backends: &[String]) {
+        (self.on_event)(RxEvent::Ready {
+            backend: self.backend.to_string(),
+        });
+    }
+
+    fn look(
+        &mut self,
+        now: Instant,
+        start: Instant,
+        _counters: &[CachePadded<NoCounters>],
+        end: &StopSignal,
+    ) {
+        if self.plan.duration.is_some_and(|d| now >= start + d) {
+            end.stop();
+        }
+        if self.plan.idle.is_none() && self.plan.count.is_none() {
+            return;
+        }
+        // A failed read ends nothing here: the summary's read reports it.
+        let Ok(stats) = self.rx.cpu_stats() else {
+            return;
+        };
+        let t = total(&stats);
+        // The program counts every frame until it is detached: a count
+        // ends the run at the first look that sees it reached.
+        if self.plan.count.is_some_and(|n| t.packets >= n) {
+            end.stop();
+        }
+        if let Some(idle) = self.plan.idle {
+            let last = stats.iter().map(|s| s.last_ns).max().unwrap_or(0);
+            if last > 0 && realtime_ns().saturating_sub(last) >= idle.as_nanos() as u64 {
+                end.stop();
+            }
+        }
+    }
+
+    fn counts(&mut self, _counters: &[CachePadded<NoCounters>]) -> Option<Vec<[u64; 3]>> {
+        let stats = self.rx.cpu_stats().ok()?;
+        let t = total(&stats);
+        Some(vec![[t.packets, t.bytes, t.foreign]])
+    }
+
+    fn sample(&mut self, s: Sample) {
+        (self.on_event)(RxEvent::Interval(RxInterval {
+            elapsed: s.elapsed,
+            seconds: s.seconds,
+            packets: s.packets,
+            bytes: s.bytes,
+            foreign: s.extra,
+            pps: s.pps(),
+            l2_bps: s.l2_bps(),
+            l1_bps: s.l1_bps(),
+            threads: s.threads,
+        }));
+    }
+}
+
+/// The sum of every CPU's counters (first_ns: the earliest, last_ns: the
+/// latest, lat_min over the CPUs that had latencies).
+fn total(stats: &[CpuStats]) -> CpuStats {
+    let mut t = CpuStats::default();
+    for s in stats {
+        t.packets += s.packets;
+        t.bytes += s.bytes;
+        t.foreign += s.foreign;
+        t.untracked += s.untracked;
+        if s.first_ns > 0 && (t.first_ns == 0 || s.first_ns < t.first_ns) {
+            t.first_ns = s.first_ns;
+        }
+        t.last_ns = t.last_ns.max(s.last_ns);
+        t.lat_count += s.lat_count;
+        t.lat_sum += s.lat_sum;
+        if s.lat_count > 0 && (t.lat_min == 0 || s.lat_min < t.lat_min) {
+            t.lat_min = s.lat_min;
+        }
+        t.lat_max = t.lat_max.max(s.lat_max);
+    }
+    t
+}
+
+/// The summary every receiver reports, from the program's maps: one
+/// "thread" per CPU that received frames.
+fn summarize(
+    backend: &str,
+    stats: &[CpuStats],
+    hist: &LatencyHistogram,
+    streams: &[(u32, Stream)],
+    interrupted: bool,
+    iface: Option<IfCounters>,
+) -> RxSummary {
+    let t = total(stats);
+    let seconds = if t.last_ns > t.first_ns && t.first_ns > 0 {
+        (t.last_ns - t.first_ns) as f64 / 1e9
+    } else {
+        0.0
+    };
+    let mut seq = SeqCounts::default();
+    let mut keys = std::collections::HashSet::new();
+    for (_, s) in streams {
+        seq += SeqCounts {
+            received: s.received,
+            lost: s.lost,
+            out_of_order: s.out_of_order,
+            duplicates: s.duplicates,
+        };
+        keys.insert(s.key_hash);
+    }
+    RxSummary {
+        backend: backend.to_string(),
+        packets: t.packets,
+        bytes: t.bytes,
+        seconds,
+        pps: per_second(t.packets as f64, seconds),
+        l2_bps: per_second(t.bytes as f64 * 8.0, seconds),
+        l1_bps: l1_bps(t.packets, t.bytes, seconds),
+        flows: keys.len() as u64,
+        streams: streams.len() as u64,
+        lost: seq.lost,
+        out_of_order: seq.out_of_order,
+        duplicates: seq.duplicates,
+        foreign: t.foreign,
+        untracked: t.untracked,
+        ring_drops: 0,
+        latency_ns: latency(&t, hist),
+        interrupted,
+        threads: stats
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.packets > 0)
+            .map(|(cpu, s)| RxThreadSummary {
+                backend: backend.to_string(),
+                packets: s.packets,
+                bytes: s.bytes,
+                foreign: s.foreign,
+                ring_drops: 0,
+                cpu: Some(cpu),
+            })
+            .collect(),
+        iface,
+    }
+}
+
+/// Min, average and max are exact (kept per CPU); the quantiles come from
+/// the histogram, within 1/128 of the true value and inside [min, max].
+fn latency(t: &CpuStats, hist: &LatencyHistogram) -> Option<Latency> {
+    if t.lat_count == 0 {
+        return None;
+    }
+    let q = |p: f64| {
+        hist.value_at_quantile(p)
+            .unwrap_or(t.lat_max)
+            .clamp(t.lat_min, t.lat_max)
+    };
+    Some(Latency {
+        count: t.lat_count,
+        min: t.lat_min,
+        avg: t.lat_sum as f64 / t.lat_count as f64,
+        p50: q(0.5),
+        p99: q(0.99),
+        p999: q(0.999),
+        max: t.lat_max,
+    })
+}

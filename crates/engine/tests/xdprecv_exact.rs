@@ -1,0 +1,250 @@
+//! The `recv --io xdp` program (crates/io/bpf/xdprecv.c) against the
+//! user-space receiver's own code, frame by frame through BPF_PROG_RUN (no
+//! interface needed; root needed to load BPF):
+//!
+//! - sequence checking gives exactly crates/engine/src/seq.rs's counts for
+//!   random sequences (gaps, reordering beyond the window, duplicates,
+//!   the 2^32 wrap), stream ids beyond the limit are untracked;
+//! - frame recognition gives exactly crates/wire/src/parse.rs's verdict for
+//!   IPv4 and IPv6, 0 to 3 VLAN tags, truncated and damaged frames;
+//! - latency is measured against CLOCK_REALTIME and lands in the right
+//!   bucket.
+
+use std::collections::BTreeMap;
+
+use pktlab_engine::seq::{SeqCounts, StreamState};
+use pktlab_io::xdprecv::{CpuStats, XdpRecv, XdpRecvConfig};
+use pktlab_wire::parse::parse_test_frame;
+use pktlab_wire::payload::TestPayload;
+use proptest::prelude::*;
+
+/// A test frame built by hand: Ethernet, `vlans` 802.1Q tags, IPv4 or
+/// IPv6, UDP 2000 → 3000, the test payload, `pad` bytes of fill.
+fn frame(v6: bool, vlans: usize, p: TestPayload, pad: usize) -> Vec<u8> {
+    let mut f = vec![0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1];
+    for i in 0..vlans {
+        f.extend_from_slice(&[0x81, 0x00, 0x00, 10 + i as u8]);
+    }
+    let udp_len = 8 + 14 + pad;
+    if v6 {
+        f.extend_from_slice(&[0x86, 0xdd, 0x60, 0, 0, 0]);
+        f.extend_from_slice(&(udp_len as u16).to_be_bytes());
+        f.extend_from_slice(&[17, 64]);
+        f.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+        f.extend_from_slice(&[0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+    } else {
+        f.extend_from_slice(&[0x08, 0x00, 0x45, 0]);
+        f.extend_from_slice(&((20 + udp_len) as u16).to_be_bytes());
+        f.extend_from_slice(&[0, 0, 0x40, 0, 64, 17, 0, 0, 198, 18, 0, 1, 198, 19, 0, 1]);
+    }
+    f.extend_from_slice(&[0x07, 0xd0, 0x0b, 0xb8]);
+    f.extend_from_slice(&(udp_len as u16).to_be_bytes());
+    f.extend_from_slice(&[0, 0]);
+    let mut payload = [0u8; 14];
+    p.write(&mut payload);
+    f.extend_from_slice(&payload);
+    f.extend(std::iter::repeat_n(0xa5, pad));
+    f
+}
+
+fn load(streams: u32, pass: bool) -> XdpRecv {
+    let cfg = XdpRecvConfig {
+        streams,
+        pass,
+        ..XdpRecvConfig::default()
+    };
+    XdpRecv::load(&cfg, "BPF_PROG_RUN").expect("loading the xdprecv program (root needed)")
+}
+
+fn sum(stats: &[CpuStats]) -> CpuStats {
+    let mut t = CpuStats::default();
+    for s in stats {
+        t.packets += s.packets;
+        t.bytes += s.bytes;
+        t.foreign += s.foreign;
+        t.untracked += s.untracked;
+        t.lat_count += s.lat_count;
+    }
+    t
+}
+
+fn program_streams(rx: &XdpRecv) -> BTreeMap<u32, SeqCounts> {
+    let mut m = BTreeMap::new();
+    rx.for_each_stream(|id, s| {
+        m.insert(
+            id,
+            SeqCounts {
+                received: s.received,
+                lost: s.lost,
+                out_of_order: s.out_of_order,
+                duplicates: s.duplicates,
+            },
+        );
+    })
+    .unwrap();
+    m
+}
+
+fn realtime_ns() -> u64 {
+    pktlab_io::clock::realtime_ns()
+}
+
+/// Sequence numbers that hit every rule: small steps, gaps and late frames
+/// inside and beyond the 128-number window, anything at all.
+fn seq_strategy() -> impl Strategy<Value = u32> {
+    prop_oneof![4 => 0u32..40, 3 => 0u32..400, 1 => any::<u32>()]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn sequence_counts_are_exactly_the_user_space_checker_s(
+        frames in prop::collection::vec((0u32..5, seq_strategy()), 1..300),
+        base in prop_oneof![Just(0u32), Just(u32::MAX - 20), any::<u32>()],
+        v6 in any::<bool>(),
+    ) {
+        // Streams 0..3 have state; stream 4 is beyond the limit.
+        let mut rx = load(4, false);
+        let mut want: BTreeMap<u32, StreamState> = BTreeMap::new();
+        let mut untracked = 0;
+        for &(stream, seq) in &frames {
+            let seq = seq.wrapping_add(base);
+            let f = frame(v6, 0, TestPayload::new(stream, seq, realtime_ns()), 0);
+            prop_assert_eq!(rx.run_once(&f).unwrap(), 1, "XDP_DROP");
+            if stream < 4 {
+                want.entry(stream).or_default().observe(seq);
+            } else {
+                untracked += 1;
+            }
+        }
+        let want: BTreeMap<u32, SeqCounts> = want.into_iter().map(|(k, s)| (k, s.counts())).collect();
+        prop_assert_eq!(program_streams(&rx), want);
+        let t = sum(&rx.cpu_stats().unwrap());
+        prop_assert_eq!((t.packets, t.foreign, t.untracked), (frames.len() as u64, 0, untracked));
+        prop_assert_eq!(t.lat_count, frames.len() as u64);
+    }
+
+    #[test]
+    fn recognition_is_exactly_the_user_space_parser_s(
+        cases in prop::collection::vec(
+            (any::<bool>(), 0usize..4, 0usize..40, any::<u16>(), any::<u8>(), 0usize..120, any::<bool>()),
+            1..40,
+        ),
+    ) {
+        let mut rx = load(16, false);
+        let (mut packets, mut bytes, mut foreign, mut untracked) = (0u64, 0u64, 0u64, 0u64);
+        let mut want: BTreeMap<u32, u64> = BTreeMap::new();
+        for (i, &(v6, vlans, pad, at, value, cut, damage)) in cases.iter().enumerate() {
+            let mut f = frame(v6, vlans, TestPayload::new(i as u32 % 20, 0, 0), pad);
+            if damage {
+                let at = usize::from(at) % f.len();
+                f[at] = value;
+            }
+            // Cut anywhere from the Ethernet header's end on (BPF_PROG_RUN
+            // takes no frame shorter than that).
+            let keep = f.len() - cut.min(f.len() - 14);
+            f.truncate(keep);
+            rx.run_once(&f).unwrap();
+            packets += 1;
+            bytes += f.len() as u64 + 4;
+            match parse_test_frame(&f) {
+                None => foreign += 1,
+                Some(t) if t.payload.stream < 16 => *want.entry(t.payload.stream).or_default() += 1,
+                Some(_) => untracked += 1,
+            }
+        }
+        let t = sum(&rx.cpu_stats().unwrap());
+        prop_assert_eq!((t.packets, t.bytes, t.foreign, t.untracked), (packets, bytes, foreign, untracked));
+        let got: BTreeMap<u32, u64> = program_streams(&rx).into_iter().map(|(k, c)| (k, c.received)).collect();
+        prop_assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn hostile_frames_by_hand() {
+    let mut rx = load(8, false);
+    let good = frame(false, 1, TestPayload::new(3, 0, 0), 0);
+    assert!(parse_test_frame(&good).is_some());
+    // Wrong magic.
+    let mut bad_magic = good.clone();
+    bad_magic[18 + 20 + 8] = 0x51;
+    // The payload cut one byte short.
+    let short = good[..good.len() - 1].to_vec();
+    // A UDP length that leaves no room for the payload.
+    let mut udp_short = good.clone();
+    udp_short[18 + 20 + 4..18 + 20 + 6].copy_from_slice(&21u16.to_be_bytes());
+    // An IPv4 fragment (more fragments set).
+    let mut fragment = good.clone();
+    fragment[18 + 6] = 0x20;
+    // A stream id beyond the limit, and the largest one.
+    let beyond = frame(false, 0, TestPayload::new(8, 0, 0), 0);
+    let largest = frame(true, 2, TestPayload::new((1 << 24) - 1, 7, 0), 0);
+    for f in [&bad_magic, &short, &udp_short, &fragment] {
+        assert!(parse_test_frame(f).is_none());
+        rx.run_once(f).unwrap();
+    }
+    for f in [&beyond, &largest, &good] {
+        rx.run_once(f).unwrap();
+    }
+    let t = sum(&rx.cpu_stats().unwrap());
+    assert_eq!((t.packets, t.foreign, t.untracked), (7, 4, 2));
+    let streams = program_streams(&rx);
+    assert_eq!(streams.keys().copied().collect::<Vec<_>>(), [3]);
+    assert_eq!(streams[&3].received, 1);
+}
+
+#[test]
+fn pass_passes_and_drop_drops() {
+    let f = frame(false, 0, TestPayload::new(0, 0, 0), 0);
+    assert_eq!(load(1, false).run_once(&f).unwrap(), 1); // XDP_DROP
+    assert_eq!(load(1, true).run_once(&f).unwrap(), 2); // XDP_PASS
+                                                        // Foreign frames follow the same verdict.
+    let arp = [0xffu8; 42];
+    assert_eq!(load(1, true).run_once(&arp).unwrap(), 2);
+}
+
+/// Frames stamped 50 µs, 3 ms and 20 s before now: min, max and the
+/// quantiles fall between the true latency and it plus the time the test
+/// took (at most a few seconds on a loaded machine), quantiles within
+/// 1/128 above.
+#[test]
+fn latency_against_the_realtime_clock() {
+    let mut rx = load(4, false);
+    let ages = [50_000u64, 3_000_000, 20_000_000_000];
+    let begin = realtime_ns();
+    for (k, &age) in ages.iter().enumerate() {
+        let n = if k == 0 { 98 } else { 1 };
+        for i in 0..n {
+            let f = frame(false, 0, TestPayload::new(0, i, realtime_ns() - age), 0);
+            rx.run_once(&f).unwrap();
+        }
+    }
+    let slack = realtime_ns() - begin;
+    let stats = rx.cpu_stats().unwrap();
+    let min = stats
+        .iter()
+        .filter(|s| s.lat_count > 0)
+        .map(|s| s.lat_min)
+        .min()
+        .unwrap();
+    let max = stats.iter().map(|s| s.lat_max).max().unwrap();
+    assert!(
+        (50_000..=50_000 + slack).contains(&min),
+        "min {min}, slack {slack}"
+    );
+    assert!(
+        (20_000_000_000..=20_000_000_000 + slack).contains(&max),
+        "max {max}"
+    );
+    let h = rx.histogram().unwrap();
+    assert_eq!(h.total(), 100);
+    let within =
+        |v: u64, age: u64| v >= age && v as f64 <= (age + slack) as f64 * (1.0 + 1.0 / 128.0);
+    let p50 = h.value_at_quantile(0.5).unwrap();
+    assert!(within(p50, 50_000), "p50 {p50}");
+    let p99 = h.value_at_quantile(0.99).unwrap();
+    assert!(within(p99, 3_000_000), "p99 {p99}");
+    let p100 = h.value_at_quantile(1.0).unwrap();
+    assert!(within(p100, 20_000_000_000), "p100 {p100}");
+}

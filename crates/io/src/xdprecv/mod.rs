@@ -1,0 +1,226 @@
+//! The in-kernel receiver (`recv --io xdp`): the XDP program of
+//! crates/io/bpf/xdprecv.c checks every frame where the driver hands it
+//! over and drops it (or passes it on); user space only reads its maps.
+//!
+//! The program is attached through a bpf_link ([`crate::loader`]), so it
+//! is gone when the [`XdpRecv`] is detached or dropped, and when the
+//! process ends however it ends.
+
+mod hist;
+mod maps;
+
+use std::sync::Mutex;
+
+use aya::maps::{Array, PerCpuArray};
+use aya::programs::{TestRun, TestRunOptions, Xdp};
+
+pub use hist::{bucket_of, bucket_range, LatencyHistogram, BUCKETS, SUB_BITS};
+pub use maps::{Cfg, CpuStats, Stream};
+
+use crate::loader::{bpf_error, Aligned, AttachMode, Attached, XdpAttachment, XdpObject};
+use crate::IoError;
+
+static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!("../../bpf/xdprecv.o"));
+
+/// Streams tracked when `--streams` is not given: a stream id is the
+/// generator's flow index, and 65536 covers the flow counts of the built-in
+/// lab and of every example campaign, in 4 MiB of state.
+pub const DEFAULT_STREAMS: u32 = 1 << 16;
+/// Stream ids are 24 bits (crates/wire/src/payload.rs).
+pub const MAX_STREAMS: u32 = 1 << 24;
+
+/// How to run the receiver program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct XdpRecvConfig {
+    /// Stream ids below this have state; frames of others are untracked.
+    pub streams: u32,
+    /// Pass frames on to the kernel's stack rather than drop them.
+    pub pass: bool,
+    pub mode: AttachMode,
+}
+
+impl Default for XdpRecvConfig {
+    fn default() -> Self {
+        XdpRecvConfig {
+            streams: DEFAULT_STREAMS,
+            pass: false,
+            mode: AttachMode::Auto,
+        }
+    }
+}
+
+/// The receiver program, loaded and attached to one interface.
+pub struct XdpRecv {
+    obj: XdpObject,
+    attachment: Mutex<Option<XdpAttachment>>,
+    mode: Attached,
+    pass: bool,
+    iface: String,
+    streams: u32,
+    ncpus: usize,
+}
+
+impl std::fmt::Debug for XdpRecv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("XdpRecv")
+            .field("iface", &self.iface)
+            .field("streams", &self.streams)
+            .finish()
+    }
+}
+
+impl XdpRecv {
+    /// Loads the program with state for `cfg.streams` streams and attaches
+    /// it to `iface` (in the calling thread's namespace).
+    pub fn open(iface: &str, cfg: &XdpRecvConfig) -> Result<XdpRecv, IoError> {
+        let dev = crate::iface::lookup(iface)?;
+        if !crate::iface::is_up(iface)? {
+            return Err(IoError::InterfaceDown(iface.to_string()));
+        }
+        let mut r = XdpRecv::load(cfg, iface)?;
+        let attachment = r.obj.attach("xdprecv", &dev, cfg.mode)?;
+        r.mode = attachment.mode();
+        *r.attachment.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(attachment);
+        Ok(r)
+    }
+
+    /// Loads the program without attaching it: frames reach it only
+    /// through [`XdpRecv::run_once`]. `iface` only names it in errors.
+    pub fn load(cfg: &XdpRecvConfig, iface: &str) -> Result<XdpRecv, IoError> {
+        if cfg.streams == 0 || cfg.streams > MAX_STREAMS {
+            return Err(IoError::XdpSetting(format!(
+                "invalid stream count {}: give 1 to {MAX_STREAMS} (stream ids are 24 bits)",
+                cfg.streams
+            )));
+        }
+        let ncpus =
+            aya::util::nr_cpus().map_err(|(what, e)| IoError::Other(format!("{what}: {e}")))?;
+        let settings = Cfg {
+            tai_minus_realtime: crate::xdpgen::tai_minus_realtime_ns(),
+            pass: u32::from(cfg.pass),
+            pad: 0,
+        };
+        let obj = XdpObject::load_configured(
+            &OBJECT.0,
+            &[("streams", cfg.streams)],
+            Some(("CFG", &settings)),
+            iface,
+        )?;
+        Ok(XdpRecv {
+            obj,
+            mode: Attached::Generic,
+            attachment: Mutex::new(None),
+            pass: cfg.pass,
+            iface: iface.to_string(),
+            streams: cfg.streams,
+            ncpus,
+        })
+    }
+
+    /// Runs the program once on `frame` (BPF_PROG_RUN), on the calling
+    /// thread's CPU; returns its verdict (XDP_DROP 1, XDP_PASS 2).
+    pub fn run_once(&mut self, frame: &[u8]) -> Result<u32, IoError> {
+        let iface = self.iface.clone();
+        let prog: &mut Xdp = self
+            .obj
+            .ebpf_mut()
+            .program_mut("xdprecv")
+            .ok_or_else(|| missing("xdprecv program"))?
+            .try_into()
+            .map_err(|e| bpf_error("finding the xdprecv program", &iface, &e))?;
+        if prog.fd().is_err() {
+            prog.load()
+                .map_err(|e| bpf_error("loading the xdprecv program", &iface, &e))?;
+        }
+        let r = prog
+            .test_run(TestRunOptions {
+                data_in: Some(frame),
+                repeat: 1,
+                ..TestRunOptions::new()
+            })
+            .map_err(|e| bpf_error("running the xdprecv program (BPF_PROG_RUN)", &iface, &e))?;
+        Ok(r.return_value)
+    }
+
+    /// The backend's name in reports: `xdp (native XDP)`, with `pass`
+    /// when frames go on to the stack.
+    pub fn backend(&self) -> String {
+        if self.pass {
+            format!("xdp ({}, pass)", self.mode)
+        } else {
+            format!("xdp ({})", self.mode)
+        }
+    }
+
+    /// Streams with state.
+    pub fn stream_limit(&self) -> u32 {
+        self.streams
+    }
+
+    /// The possible CPUs (the length of per-CPU values).
+    pub fn cpus(&self) -> usize {
+        self.ncpus
+    }
+
+    /// The bytes of the program's maps' values: the stream states, and per
+    /// CPU the counters and the histogram.
+    pub fn memory_bytes(&self) -> u64 {
+        let stream = std::mem::size_of::<Stream>() as u64;
+        let per_cpu = std::mem::size_of::<CpuStats>() as u64 + BUCKETS as u64 * 8;
+        u64::from(self.streams) * stream + self.ncpus as u64 * per_cpu
+    }
+
+    /// Detaches the program: no frame is counted after this, so what the
+    /// maps hold next is final. Frames go to the kernel's stack again.
+    pub fn detach(&self) {
+        let mut a = self.attachment.lock().unwrap_or_else(|e| e.into_inner());
+        a.take();
+    }
+
+    /// Each possible CPU's counters.
+    pub fn cpu_stats(&self) -> Result<Vec<CpuStats>, IoError> {
+        let err = |e: &aya::maps::MapError| bpf_error("reading the counters", &self.iface, e);
+        let map = self
+            .obj
+            .ebpf()
+            .map("stats")
+            .ok_or_else(|| missing("stats"))?;
+        let m: PerCpuArray<_, CpuStats> = PerCpuArray::try_from(map).map_err(|e| err(&e))?;
+        let v = m.get(&0, 0).map_err(|e| err(&e))?;
+        Ok(v.iter().copied().collect())
+    }
+
+    /// The latency histogram, summed over CPUs.
+    pub fn histogram(&self) -> Result<LatencyHistogram, IoError> {
+        let err = |e: &aya::maps::MapError| bpf_error("reading the histogram", &self.iface, e);
+        let map = self.obj.ebpf().map("hist").ok_or_else(|| missing("hist"))?;
+        let m: PerCpuArray<_, u64> = PerCpuArray::try_from(map).map_err(|e| err(&e))?;
+        let mut counts = vec![0u64; BUCKETS];
+        for (i, c) in counts.iter_mut().enumerate() {
+            *c = m.get(&(i as u32), 0).map_err(|e| err(&e))?.iter().sum();
+        }
+        Ok(LatencyHistogram { counts })
+    }
+
+    /// Calls `each(id, state)` for every stream that had a frame.
+    pub fn for_each_stream(&self, mut each: impl FnMut(u32, &Stream)) -> Result<(), IoError> {
+        let err = |e: &aya::maps::MapError| bpf_error("reading the streams", &self.iface, e);
+        let map = self
+            .obj
+            .ebpf()
+            .map("streams")
+            .ok_or_else(|| missing("streams"))?;
+        let m: Array<_, Stream> = Array::try_from(map).map_err(|e| err(&e))?;
+        for (id, s) in m.iter().enumerate() {
+            let s = s.map_err(|e| err(&e))?;
+            if s.received > 0 {
+                each(id as u32, &s);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn missing(name: &str) -> IoError {
+    IoError::Other(format!("no {name} map in the xdprecv object"))
+}
