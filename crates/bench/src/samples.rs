@@ -50,4 +50,15 @@ mod tests {
         assert_eq!(run_value(&[], 0, 0), None);
         assert_eq!(run_value(&[7.0, 9.0, 8.0], 1, 1), Some(9.0));
     }
+
+    #[test]
+    fn fewer_samples_than_trimmed() {
+        // One active sample, two to leave out at the end: nothing left.
+        assert_eq!(steady(&[5.0], 0, 2), &[] as &[f64]);
+        // Two active samples, three to leave out.
+        assert_eq!(steady(&[0.0, 5.0, 6.0, 0.0], 2, 1), &[] as &[f64]);
+        assert_eq!(run_value(&[5.0, 6.0], 1, 2), None);
+        // Exactly one left.
+        assert_eq!(steady(&[4.0, 5.0, 6.0], 0, 2), &[4.0]);
+    }
 }

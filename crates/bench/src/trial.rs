@@ -364,3 +364,331 @@ fn one_trial(
         seconds,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    //! `one_trial` against scripted ends: what it asks each end for, and
+    //! the figures it makes of what they report, worked out by hand.
+
+    use std::sync::Mutex;
+
+    use pktlab_engine::rx::{RxInterval, RxPlan};
+    use pktlab_engine::tx::{TxInterval, TxPlan};
+    use pktlab_lab::dut::{Dut, DutRunner};
+    use pktlab_lab::ports::{InterfaceLab, Port};
+    use pktlab_lab::{CpuMode, CpuPlan};
+
+    use super::*;
+    use crate::target::LabKind;
+
+    /// A generator that reports the given per-interval rates and a summary
+    /// of `packets` frames, and keeps the plan it was given.
+    struct ScriptedGen {
+        interval_pps: Vec<f64>,
+        packets: u64,
+        pps: f64,
+        plan: Mutex<Option<TxPlan>>,
+    }
+
+    impl Endpoint for ScriptedGen {
+        fn generate(
+            &self,
+            cfg: &GenConfig,
+            _stop: &StopSignal,
+            on_event: &mut dyn FnMut(TxEvent),
+        ) -> Result<TxSummary, BenchError> {
+            *self.plan.lock().unwrap() = Some(cfg.plan.clone());
+            for (i, &pps) in self.interval_pps.iter().enumerate() {
+                on_event(TxEvent::Interval(TxInterval {
+                    elapsed: (i + 1) as f64,
+                    seconds: 1.0,
+                    packets: pps as u64,
+                    bytes: 0,
+                    pps,
+                    l2_bps: 0.0,
+                    l1_bps: 0.0,
+                    threads: Vec::new(),
+                }));
+            }
+            Ok(serde_json::from_value(serde_json::json!({
+                "backend": "scripted", "packets": self.packets, "bytes": 0,
+                "seconds": 1.0, "pps": self.pps, "l2_bps": 0.0, "l1_bps": 0.0,
+                "tx_errors": 0, "interrupted": false, "threads": [], "iface": null
+            }))
+            .unwrap())
+        }
+
+        fn receive(
+            &self,
+            _: &RecvConfig,
+            _: &StopSignal,
+            _: &mut (dyn FnMut(RxEvent) + Send),
+        ) -> Result<RxSummary, BenchError> {
+            unreachable!("a generator")
+        }
+    }
+
+    /// A receiver that is ready at once and, once stopped, reports
+    /// intervals of (frames, foreign frames, seconds) and a summary; or
+    /// fails at once with `fail`.
+    struct ScriptedRcv {
+        intervals: Vec<(u64, u64, f64)>,
+        packets: u64,
+        foreign: u64,
+        fail: Option<&'static str>,
+        plan: Mutex<Option<RxPlan>>,
+    }
+
+    impl Endpoint for ScriptedRcv {
+        fn generate(
+            &self,
+            _: &GenConfig,
+            _: &StopSignal,
+            _: &mut dyn FnMut(TxEvent),
+        ) -> Result<TxSummary, BenchError> {
+            unreachable!("a receiver")
+        }
+
+        fn receive(
+            &self,
+            cfg: &RecvConfig,
+            stop: &StopSignal,
+            on_event: &mut (dyn FnMut(RxEvent) + Send),
+        ) -> Result<RxSummary, BenchError> {
+            *self.plan.lock().unwrap() = Some(cfg.plan.clone());
+            if let Some(why) = self.fail {
+                return Err(BenchError::Trial(why.into()));
+            }
+            on_event(RxEvent::Ready {
+                backend: "scripted".into(),
+            });
+            while !stop.is_set() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            for (i, &(packets, foreign, seconds)) in self.intervals.iter().enumerate() {
+                on_event(RxEvent::Interval(RxInterval {
+                    elapsed: (i + 1) as f64 * seconds,
+                    seconds,
+                    packets,
+                    bytes: 0,
+                    foreign,
+                    pps: 0.0,
+                    l2_bps: 0.0,
+                    l1_bps: 0.0,
+                    threads: Vec::new(),
+                }));
+            }
+            Ok(serde_json::from_value(serde_json::json!({
+                "backend": "scripted", "packets": self.packets, "bytes": 0,
+                "seconds": 1.0, "pps": 0.0, "l2_bps": 0.0, "l1_bps": 0.0,
+                "flows": 0, "streams": 0, "lost": 0, "out_of_order": 0,
+                "duplicates": 0, "foreign": self.foreign, "ring_drops": 0,
+                "latency_ns": null, "interrupted": false, "threads": [], "iface": null
+            }))
+            .unwrap())
+        }
+    }
+
+    /// Ports in namespaces of their own and an isolated CPU plan (tester
+    /// CPU 0, DUT CPU 1), so that every plan field differs from its default.
+    fn target() -> Target {
+        let gen = Port::new("g0", Some("ns-gen"));
+        let rcv = Port::new("r0", Some("ns-rcv"));
+        Target {
+            kind: LabKind::Interfaces(InterfaceLab {
+                gen: gen.clone(),
+                rcv: rcv.clone(),
+                dut_in_mac: [2, 0, 0, 0, 0, 2],
+                dut_out_mac: None,
+                dut: DutRunner::Local,
+                dut_ifaces: Vec::new(),
+            }),
+            gen,
+            rcv,
+            src_mac: [2, 0, 0, 0, 0, 1],
+            dst_mac: [2, 0, 0, 0, 0, 2],
+            watched: Vec::new(),
+            irqs: Vec::new(),
+            dut: Dut::new(DutRunner::Local, None),
+            cpus: Some(CpuPlan {
+                mode: CpuMode::Isolated,
+                dut_cpus: vec![1],
+                tester_cpus: vec![0],
+            }),
+        }
+    }
+
+    fn settings() -> TrialSettings {
+        TrialSettings {
+            duration: Duration::from_secs(4),
+            trim_head: 1,
+            trim_tail: 1,
+            interval: Duration::from_millis(250),
+        }
+    }
+
+    fn rcv(intervals: Vec<(u64, u64, f64)>, packets: u64, foreign: u64) -> ScriptedRcv {
+        ScriptedRcv {
+            intervals,
+            packets,
+            foreign,
+            fail: None,
+            plan: Mutex::new(None),
+        }
+    }
+
+    fn gen(interval_pps: Vec<f64>, packets: u64, pps: f64) -> ScriptedGen {
+        ScriptedGen {
+            interval_pps,
+            packets,
+            pps,
+            plan: Mutex::new(None),
+        }
+    }
+
+    #[test]
+    fn figures_of_a_trial() {
+        let lab = target();
+        let settings = settings();
+        let stop = StopSignal::new();
+        // Received test frames per interval: (frames − foreign) / 0.5 s.
+        let rcv = rcv(
+            vec![
+                (0, 0, 0.5),
+                (500, 50, 0.5), // 900
+                (520, 20, 0.5), // 1000
+                (600, 50, 0.5), // 1100
+                (480, 5, 0.5),  // 950
+                (3, 3, 0.5),    // 0: foreign frames only
+            ],
+            4700,
+            200,
+        );
+        let gen = gen(vec![1000.0, 1200.0, 1300.0, 1250.0], 5000, 1111.0);
+        let trials = Trials {
+            lab: &lab,
+            gen: &gen,
+            rcv: &rcv,
+            io: BenchIo::Afpacket,
+            settings: &settings,
+            stop: &stop,
+        };
+        let traffic = Traffic {
+            threads: 3,
+            ..Traffic::inet4()
+        };
+        let mut events = Vec::new();
+        let r = trials
+            .run(&traffic, Some(1234.0), &mut |e| {
+                events.push(format!("{e:?}"))
+            })
+            .unwrap();
+        assert_eq!(
+            events,
+            [
+                "Started",
+                "Offered(1000.0)",
+                "Offered(1200.0)",
+                "Offered(1300.0)",
+                "Offered(1250.0)",
+                "Forwarded(0.0)",
+                "Forwarded(900.0)",
+                "Forwarded(1000.0)",
+                "Forwarded(1100.0)",
+                "Forwarded(950.0)",
+                "Forwarded(0.0)",
+            ]
+        );
+        assert_eq!(r.rx_samples, [0.0, 900.0, 1000.0, 1100.0, 950.0, 0.0]);
+        // Active 900..950, less one at each end: median of 1000 and 1100.
+        assert_eq!(r.forwarded_pps, 1050.0);
+        // Median of 1200 and 1300.
+        assert_eq!(r.offered_pps, 1250.0);
+        // 5000 sent, 4700 − 200 foreign = 4500 test frames received.
+        assert_eq!(r.lost, 500);
+        assert_eq!(r.loss_ratio, 0.1);
+        assert_eq!(r.intended_pps, Some(1234.0));
+        assert!(r.dut_backlog_drops.is_some());
+
+        let tx = gen.plan.lock().unwrap().clone().unwrap();
+        assert_eq!(tx.threads, 3);
+        assert_eq!(tx.duration, Some(Duration::from_secs(4)));
+        assert_eq!(tx.rate_pps, Some(1234.0));
+        assert_eq!(tx.interval, Duration::from_millis(250));
+        assert_eq!(tx.netns.as_deref(), Some("ns-gen"));
+        assert_eq!(tx.iface.as_deref(), Some("g0"));
+        assert_eq!(tx.cpus, [0]);
+        let rx = rcv.plan.lock().unwrap().clone().unwrap();
+        assert_eq!(rx.interval, Duration::from_millis(250));
+        assert_eq!(rx.netns.as_deref(), Some("ns-rcv"));
+        assert_eq!(rx.iface.as_deref(), Some("r0"));
+        assert_eq!(rx.cpus, [0]);
+    }
+
+    #[test]
+    fn nothing_sent_is_no_loss() {
+        let lab = target();
+        let settings = settings();
+        let stop = StopSignal::new();
+        let rcv = rcv(vec![(10, 0, 1.0), (20, 0, 1.0), (30, 0, 1.0)], 60, 60);
+        // No generator interval: the offered rate is the summary's.
+        let gen = gen(Vec::new(), 0, 7.0);
+        let trials = Trials {
+            lab: &lab,
+            gen: &gen,
+            rcv: &rcv,
+            io: BenchIo::Afpacket,
+            settings: &settings,
+            stop: &stop,
+        };
+        let r = trials.run(&Traffic::inet4(), None, &mut |_| {}).unwrap();
+        assert_eq!((r.lost, r.loss_ratio), (0, 0.0));
+        assert_eq!(r.forwarded_pps, 20.0);
+        assert_eq!(r.offered_pps, 7.0);
+        assert_eq!(gen.plan.lock().unwrap().as_ref().unwrap().rate_pps, None);
+    }
+
+    #[test]
+    fn a_receiver_that_fails_says_why() {
+        let lab = target();
+        let settings = settings();
+        let stop = StopSignal::new();
+        let rcv = ScriptedRcv {
+            fail: Some("no such interface: r0"),
+            ..rcv(Vec::new(), 0, 0)
+        };
+        let gen = gen(Vec::new(), 0, 0.0);
+        let trials = Trials {
+            lab: &lab,
+            gen: &gen,
+            rcv: &rcv,
+            io: BenchIo::Afpacket,
+            settings: &settings,
+            stop: &stop,
+        };
+        let err = trials
+            .run(&Traffic::inet4(), None, &mut |_| {})
+            .unwrap_err();
+        assert_eq!(err.to_string(), "no such interface: r0");
+        // The generator never started.
+        assert!(gen.plan.lock().unwrap().is_none());
+    }
+
+    #[test]
+    fn settings_in_json_are_seconds() {
+        let s = TrialSettings {
+            duration: Duration::from_millis(2500),
+            trim_head: 2,
+            trim_tail: 3,
+            interval: Duration::from_millis(500),
+        };
+        let text = serde_json::to_string(&s).unwrap();
+        assert_eq!(
+            text,
+            r#"{"duration":2.5,"trim_head":2,"trim_tail":3,"interval":0.5}"#
+        );
+        assert_eq!(serde_json::from_str::<TrialSettings>(&text).unwrap(), s);
+        let bad = r#"{"duration":-1.0,"trim_head":2,"trim_tail":3,"interval":0.5}"#;
+        assert!(serde_json::from_str::<TrialSettings>(bad).is_err());
+    }
+}

@@ -78,11 +78,15 @@ impl Pacer {
 /// Waits the way [`Pace::Wait`] asks: sleeps for long waits, spins briefly
 /// for short ones.
 pub fn wait(d: Duration) {
-    if d >= SLEEP_THRESHOLD {
-        std::thread::sleep(d - WAKE_EARLY);
-    } else {
-        std::hint::spin_loop();
+    match sleep_for(d) {
+        Some(s) => std::thread::sleep(s),
+        None => std::hint::spin_loop(),
     }
+}
+
+/// How long [`wait`] sleeps for a wait of `d` (None: it spins instead).
+fn sleep_for(d: Duration) -> Option<Duration> {
+    (d >= SLEEP_THRESHOLD).then(|| d - WAKE_EARLY)
 }
 
 #[cfg(test)]
@@ -133,11 +137,90 @@ mod tests {
                                                  // A 100 ms stall: 100,000 frames were due; only one batch plus one
                                                  // millisecond's worth may still go, one batch at a time.
         let mut total = 0;
-        while let Pace::Send(n) = p.pace(ms(100), 64) {
-            assert!(n <= 64);
-            p.sent(n);
-            total += n;
+        // Bounded, so that a pacer that never stops sending fails instead
+        // of hanging.
+        for _ in 0..1000 {
+            match p.pace(ms(100), 64) {
+                Pace::Send(n) => {
+                    assert!(n <= 64);
+                    p.sent(n);
+                    total += n;
+                }
+                Pace::Wait(_) => break,
+            }
         }
         assert_eq!(total, 64 + 1000);
+        // Caught up: the next frame is due 1 µs after the 100,000th.
+        match p.pace(ms(100), 64) {
+            Pace::Wait(d) => {
+                assert!(d.abs_diff(Duration::from_micros(1)) < Duration::from_nanos(10))
+            }
+            other => panic!("{other:?}"),
+        }
+        // 1 ms later, 1000 more are due, less than the cap: all of them go,
+        // one batch at a time.
+        let mut later = 0;
+        for _ in 0..1000 {
+            match p.pace(ms(101), 64) {
+                Pace::Send(n) => {
+                    p.sent(n);
+                    later += n;
+                }
+                Pace::Wait(_) => break,
+            }
+        }
+        assert_eq!(later, 1000);
+    }
+
+    #[test]
+    fn the_rate_asked_for() {
+        assert_eq!(Pacer::new(1234.5, 8).rate_pps(), 1234.5);
+        assert_eq!(Pacer::new(1e6, 8).rate_pps(), 1e6);
+    }
+
+    #[test]
+    fn a_debt_of_exactly_the_cap_is_sent_whole() {
+        // 10 frames per ms, batch 4: the cap is 4 + 10 = 14 frames of debt.
+        let mut p = Pacer::new(10_000.0, 4);
+        // 1.4 ms: 14 due, exactly the cap: nothing forgiven.
+        let mut total = 0;
+        for _ in 0..100 {
+            match p.pace(Duration::from_micros(1400), 64) {
+                Pace::Send(n) => {
+                    p.sent(n);
+                    total += n;
+                }
+                Pace::Wait(_) => break,
+            }
+        }
+        assert_eq!(total, 14);
+        // 3 ms: 30 due, 16 owed, 2 beyond the cap are forgiven.
+        assert_eq!(p.pace(ms(3), 64), Pace::Send(14));
+        p.sent(14);
+        // The next frame (the 31st) is due at 3.1 ms.
+        match p.pace(ms(3), 64) {
+            Pace::Wait(d) => {
+                assert!(d.abs_diff(Duration::from_micros(100)) < Duration::from_nanos(10))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn long_waits_sleep_short_ones_spin() {
+        // 200 µs and more sleep, 100 µs less than asked (timer slack).
+        assert_eq!(sleep_for(ms(50)), Some(Duration::from_micros(49_900)));
+        assert_eq!(
+            sleep_for(Duration::from_micros(200)),
+            Some(Duration::from_micros(100))
+        );
+        assert_eq!(sleep_for(Duration::from_micros(199)), None);
+        assert_eq!(sleep_for(Duration::ZERO), None);
+        // A sleep never ends early, however busy the machine is.
+        let start = std::time::Instant::now();
+        wait(ms(30));
+        assert!(start.elapsed() >= Duration::from_micros(29_900));
+        // A short wait returns at once (no sleep, no panic below the slack).
+        wait(Duration::from_micros(50));
     }
 }

@@ -253,4 +253,13 @@ mod tests {
         let ids: Vec<u32> = t.iter().map(|(i, _)| i).collect();
         assert_eq!(ids, [0, 5, 70_000]);
     }
+
+    #[test]
+    fn a_gap_that_fills_the_window_exactly() {
+        // 0 then 128: 127 numbers skipped, and the window keeps only 128
+        // itself; 1 is then 128 below next (129), the window's last bit.
+        assert_eq!(run(&[0, 128, 1]), c(3, 126, 1, 0));
+        // A gap of 126 keeps 0 in the window: its copy is a duplicate.
+        assert_eq!(run(&[0, 127, 0]), c(3, 126, 0, 1));
+    }
 }

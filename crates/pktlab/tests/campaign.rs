@@ -6,6 +6,7 @@
 //! only flow inside the labs' own namespaces.
 
 use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -433,21 +434,45 @@ fn interrupted_campaign_resumes_without_losing_or_repeating_runs() {
             })
             .unwrap_or_default()
     };
+    // Bench's stdout, line by line as it comes, and all of it at the end.
+    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in BufReader::new(stdout).lines() {
+            let line = line.unwrap();
+            all += &line;
+            all.push('\n');
+            let _ = lines_tx.send(line);
+        }
+        all
+    });
     let start = Instant::now();
     while finished(&runs_dir).len() < 2 {
         assert!(start.elapsed() < Duration::from_secs(120), "no progress");
         assert!(child.try_wait().unwrap().is_none(), "bench ended early");
         std::thread::sleep(Duration::from_millis(50));
     }
-    // Ctrl-C during the third run (nft-stateful applied).
-    std::thread::sleep(Duration::from_millis(500));
+    // Ctrl-C during the third run: once bench says it starts.
+    loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(60))
+            .expect("bench did not start its third run");
+        if line.starts_with("[3/4] ") {
+            break;
+        }
+    }
     unsafe_kill_int(child.id());
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
-    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!(
-        "Interrupted: 2 of 4 runs finished; carry on with `pktlab bench --resume {}`",
-        out_dir.display()
-    )));
+    let stdout = reader.join().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{stdout}{}", text(&out));
+    assert!(
+        stdout.contains(&format!(
+            "Interrupted: 2 of 4 runs finished; carry on with `pktlab bench --resume {}`",
+            out_dir.display()
+        )),
+        "{stdout}"
+    );
     let mut before = finished(&runs_dir);
     before.sort();
     assert_eq!(

@@ -163,4 +163,17 @@ mod tests {
             "invalid order 'zigzag': use interleaved, sequential or random"
         );
     }
+
+    #[test]
+    fn names_and_orders_without_a_seed() {
+        assert_eq!(
+            Order::parse("interleaved", None).unwrap(),
+            Order::Interleaved
+        );
+        assert_eq!(Order::parse("sequential", None).unwrap(), Order::Sequential);
+        assert_eq!(Order::Interleaved.name(), "interleaved");
+        assert_eq!(Order::Sequential.name(), "sequential");
+        assert_eq!(Order::Random { seed: 3 }.name(), "random");
+        assert!(plan(&Order::Interleaved, 0, 1, 1).is_empty());
+    }
 }

@@ -213,4 +213,92 @@ mod tests {
         assert_eq!(only.targets()[0].duration_sum, 16.0);
         assert_eq!(only.targets()[0].width, 0.005);
     }
+
+    #[test]
+    fn targets_from_a_first_trial_longer_than_a_second() {
+        // Trials 2, 4, 8 s and sums 2, 8, 32 s: each step doubles the
+        // trial and quadruples the sum.
+        let g = Goal {
+            initial_trial_duration: 2.0,
+            final_trial_duration: 8.0,
+            duration_sum: 32.0,
+            ..Goal::new(0.0, 0.5)
+        };
+        let got: Vec<(f64, f64)> = g
+            .targets()
+            .iter()
+            .map(|t| (t.trial_duration, t.duration_sum))
+            .collect();
+        let want = [(2.0, 2.0), (4.0, 8.0), (8.0, 32.0)];
+        for (g, w) in got.iter().zip(want) {
+            assert!(
+                (g.0 - w.0).abs() < 1e-12 && (g.1 - w.1).abs() < 1e-12,
+                "{got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn check_bounds_the_width_and_the_durations() {
+        let ok = Goal::new(0.0, 0.5);
+        assert!(ok.check().is_ok());
+        let err = |g: Goal| g.check().unwrap_err().to_string();
+        for width in [0.0, -0.1, 1.0] {
+            assert_eq!(
+                err(Goal {
+                    width,
+                    ..ok.clone()
+                }),
+                format!(
+                    "invalid width {} %: use more than 0 and less than 100 %",
+                    width * 100.0
+                )
+            );
+        }
+        assert!(Goal {
+            width: 0.99,
+            ..ok.clone()
+        }
+        .check()
+        .is_ok());
+        // Durations: at least 1 ms, finite.
+        assert_eq!(
+            err(Goal {
+                initial_trial_duration: 0.0009,
+                ..ok.clone()
+            }),
+            "invalid initial trial duration 0.0009 s: use at least 1 ms"
+        );
+        assert_eq!(
+            err(Goal {
+                final_trial_duration: f64::INFINITY,
+                duration_sum: f64::INFINITY,
+                ..ok.clone()
+            }),
+            "invalid final trial duration inf s: use at least 1 ms"
+        );
+        let ms = Goal {
+            initial_trial_duration: 0.001,
+            final_trial_duration: 0.001,
+            duration_sum: 0.001,
+            ..ok.clone()
+        };
+        assert!(ms.check().is_ok());
+        // The sum holds at least one final trial.
+        assert_eq!(
+            err(Goal {
+                final_trial_duration: 2.0,
+                duration_sum: 1.5,
+                ..ok.clone()
+            }),
+            "invalid duration sum 1.5 s: it must be at least the final trial duration (2 s)"
+        );
+        assert!(Goal {
+            final_trial_duration: 2.0,
+            duration_sum: 2.0,
+            ..ok
+        }
+        .check()
+        .is_ok());
+    }
 }

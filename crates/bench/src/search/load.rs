@@ -232,4 +232,32 @@ mod tests {
         assert!(t.generator_limited(0.005));
         assert_eq!(trial(1.0, 0, 0).loss_ratio(), 0.0);
     }
+
+    #[test]
+    fn forwarded_rate_and_lost_frames() {
+        // 900 of 1000 frames in 2 s: 450 forwarded per second, 100 lost.
+        let t = trial(2.0, 1000, 900);
+        assert_eq!(t.forwarded_pps(), 450.0);
+        assert_eq!(t.lost(), 100);
+        assert_eq!(t.loss_ratio(), 0.1);
+        // More received than sent (duplicates): nothing lost.
+        assert_eq!(trial(1.0, 10, 12).lost(), 0);
+    }
+
+    #[test]
+    fn a_bad_share_of_exactly_the_slack_is_not_upper() {
+        // Exceed ratio 0: bad / total = 1e-9 is the slack itself, within
+        // it; with the 1 s sum all but missing, the load is undecided.
+        let s = Sums {
+            bad_long: 1e-9,
+            ..Sums::default()
+        };
+        assert_eq!(s.classify(1.0, 0.0), Class::Undecided);
+        // Twice the slack is over it.
+        let s = Sums {
+            bad_long: 2e-9,
+            ..Sums::default()
+        };
+        assert_eq!(s.classify(1.0, 0.0), Class::Upper);
+    }
 }
