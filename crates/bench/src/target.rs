@@ -9,7 +9,10 @@ use pktlab_lab::interrupts::{self, NicIrqMatch};
 use pktlab_lab::ports::{InterfaceLab, Port};
 use pktlab_lab::{BuiltinLab, CpuPlan, IfRole, LabSpec, UpOutcome};
 use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Duration;
 
+use crate::ssh::{ControlDir, Remote, SshHost};
 use crate::BenchError;
 
 /// One interface whose counters every run records.
@@ -44,6 +47,10 @@ pub struct Target {
     /// The built-in lab's CPU plan: the generator and receiver threads run
     /// on its tester CPUs.
     pub cpus: Option<CpuPlan>,
+    /// The generator's host, when it is not this one.
+    pub gen_remote: Option<Remote>,
+    /// The receiver's host, when it is not this one.
+    pub rcv_remote: Option<Remote>,
 }
 
 /// The built-in lab's DUT ports.
@@ -100,6 +107,8 @@ impl Target {
             dut,
             cpus,
             kind: LabKind::Builtin(Box::new(lab)),
+            gen_remote: None,
+            rcv_remote: None,
         };
         Ok((target.with_irqs()?, outcome))
     }
@@ -134,6 +143,88 @@ impl Target {
             dut: Dut::new(lab.dut.clone(), state_probe),
             cpus: None,
             kind: LabKind::Interfaces(lab),
+            gen_remote: None,
+            rcv_remote: None,
+        };
+        target.with_irqs()
+    }
+
+    /// A lab on existing interfaces whose generator and/or receiver run on
+    /// other hosts (ssh destinations; `None`: here). Before anything is
+    /// sent, every host is reached and its port probed: an unreachable
+    /// host, a refused login, a wrong host key, a missing or down interface
+    /// is one line naming the host. `run_limit` bounds a run: remote
+    /// workers stop on their own after it (and a grace period).
+    pub fn interfaces_on_hosts(
+        lab: InterfaceLab,
+        state_probe: Option<String>,
+        gen_host: Option<&str>,
+        rcv_host: Option<&str>,
+        ssh_config: Option<&str>,
+        run_limit: Duration,
+    ) -> Result<Target, BenchError> {
+        if gen_host.is_none() && rcv_host.is_none() {
+            return Target::interfaces(lab, state_probe);
+        }
+        let control = ControlDir::new()?;
+        let remote = |dest: Option<&str>| {
+            dest.map(|d| Remote {
+                host: SshHost::new(d, ssh_config.map(PathBuf::from), Vec::new(), control.clone()),
+                run_limit,
+            })
+        };
+        let (gen_remote, rcv_remote) = (remote(gen_host), remote(rcv_host));
+        let mut problems = Vec::new();
+        let mut src_mac = None;
+        for (role, port, remote) in [("gen", &lab.gen, &gen_remote), ("rcv", &lab.rcv, &rcv_remote)] {
+            match remote {
+                None => {
+                    problems.extend(port.problem()?);
+                    if role == "gen" && problems.is_empty() {
+                        src_mac = Some(port.mac()?);
+                    }
+                }
+                Some(r) => {
+                    r.host.pktlab()?;
+                    let facts = r.probe(&port.iface, port.netns.as_deref())?;
+                    if !facts.up {
+                        problems.push(format!(
+                            "{}: interface {} is down",
+                            r.host.label(),
+                            port.describe()
+                        ));
+                    }
+                    if role == "gen" {
+                        src_mac = Some(facts.mac);
+                    }
+                }
+            }
+        }
+        if !problems.is_empty() {
+            return Err(BenchError::Trial(problems.join("; ")));
+        }
+        // Ports on this host are watched here; a remote port's own
+        // counters come in its worker's summary.
+        let watched = [("gen", &lab.gen, &gen_remote), ("rcv", &lab.rcv, &rcv_remote)]
+            .into_iter()
+            .filter(|(_, _, r)| r.is_none())
+            .map(|(role, port, _)| Watched {
+                role: role.into(),
+                port: port.clone(),
+            })
+            .collect();
+        let target = Target {
+            gen: lab.gen.clone(),
+            rcv: lab.rcv.clone(),
+            src_mac: src_mac.expect("the generator's MAC"),
+            dst_mac: lab.dut_in_mac,
+            watched,
+            irqs: Vec::new(),
+            dut: Dut::new(lab.dut.clone(), state_probe),
+            cpus: None,
+            kind: LabKind::Interfaces(lab),
+            gen_remote,
+            rcv_remote,
         };
         target.with_irqs()
     }
@@ -239,14 +330,22 @@ impl Target {
             LabKind::Builtin(l) => format!("built-in lab {}", l.prefix()),
             LabKind::Interfaces(l) => format!(
                 "{} -> DUT ({}) -> {}",
-                l.gen.describe(),
+                on_host(&l.gen, &self.gen_remote),
                 l.dut
                     .describe()
                     .trim_start_matches("in ")
                     .trim_start_matches("on "),
-                l.rcv.describe()
+                on_host(&l.rcv, &self.rcv_remote)
             ),
         }
+    }
+}
+
+/// `eth1`, or `eth1 on root@gen1` for a port on another host.
+fn on_host(port: &Port, remote: &Option<Remote>) -> String {
+    match remote {
+        Some(r) => format!("{} on {}", port.describe(), r.host.dest()),
+        None => port.describe(),
     }
 }
 

@@ -153,6 +153,25 @@ impl<'a> Trials<'a> {
         }
     }
 
+    /// Each end where the lab says: on its host over ssh
+    /// ([`Target::gen_remote`], [`Target::rcv_remote`]), else here.
+    pub fn for_target(
+        lab: &'a Target,
+        io: BenchIo,
+        settings: &'a TrialSettings,
+        stop: &'a StopSignal,
+    ) -> Trials<'a> {
+        let here: &'a dyn Endpoint = &Local;
+        Trials {
+            lab,
+            gen: lab.gen_remote.as_ref().map_or(here, |r| r as &dyn Endpoint),
+            rcv: lab.rcv_remote.as_ref().map_or(here, |r| r as &dyn Endpoint),
+            io,
+            settings,
+            stop,
+        }
+    }
+
     /// One trial of `traffic` at `rate_pps` (None: as fast as the
     /// generator can), whatever rate the profile itself asks for.
     pub fn run(

@@ -53,7 +53,30 @@ pub enum LabChoice {
         #[serde(flatten)]
         lab: InterfaceLab,
         state_probe: Option<String>,
+        /// Where the generator and receiver run when not here.
+        #[serde(flatten, default)]
+        hosts: LabHosts,
     },
+}
+
+/// The hosts of an interfaces lab's generator and receiver, reached over
+/// ssh (`crate::ssh`); both local when absent.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabHosts {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gen_host: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rcv_host: Option<String>,
+    /// Passed to every ssh as `-F` (an absolute path by now: the command
+    /// line resolves it against the campaign file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssh_config: Option<String>,
+}
+
+impl LabHosts {
+    pub fn is_empty(&self) -> bool {
+        self.gen_host.is_none() && self.rcv_host.is_none()
+    }
 }
 
 impl LabChoice {
@@ -304,6 +327,9 @@ fn lab_choice(l: &LabSection) -> Result<LabChoice, BenchError> {
         ("dut_ifaces", !l.dut_ifaces.is_empty()),
         ("ssh_options", !l.ssh_options.is_empty()),
         ("state", l.state.is_some()),
+        ("gen_host", l.gen_host.is_some()),
+        ("rcv_host", l.rcv_host.is_some()),
+        ("ssh_config", l.ssh_config.is_some()),
     ];
     match l.kind.as_deref().unwrap_or("builtin") {
         "builtin" => {
@@ -358,7 +384,19 @@ fn lab_choice(l: &LabSection) -> Result<LabChoice, BenchError> {
                 .as_deref()
                 .map(|m| mac("dut_out_mac", m))
                 .transpose()?;
-            let runner = dut_runner(l.dut.as_deref().unwrap_or("local"), &l.ssh_options)?;
+            for (key, host) in [("gen_host", &l.gen_host), ("rcv_host", &l.rcv_host)] {
+                if let Some(h) = host {
+                    check_ssh_dest(key, h)?;
+                }
+            }
+            // The DUT's ssh reads the same client configuration.
+            let mut ssh_options = l.ssh_options.clone();
+            if let (Some(cfg), Some(dut)) = (&l.ssh_config, &l.dut) {
+                if dut.trim_start().starts_with("ssh") {
+                    ssh_options.splice(0..0, ["-F".to_string(), cfg.clone()]);
+                }
+            }
+            let runner = dut_runner(l.dut.as_deref().unwrap_or("local"), &ssh_options)?;
             Ok(LabChoice::Interfaces {
                 lab: InterfaceLab {
                     gen: Port::new(&gen, l.gen_netns.as_deref()),
@@ -369,11 +407,31 @@ fn lab_choice(l: &LabSection) -> Result<LabChoice, BenchError> {
                     dut_ifaces: l.dut_ifaces.clone(),
                 },
                 state_probe: l.state.clone(),
+                hosts: LabHosts {
+                    gen_host: l.gen_host.clone(),
+                    rcv_host: l.rcv_host.clone(),
+                    ssh_config: l.ssh_config.clone(),
+                },
             })
         }
         other => Err(usage(format!(
             "invalid [lab] kind '{other}': use builtin or interfaces"
         ))),
+    }
+}
+
+/// An ssh destination: `host`, `user@host`, or a `Host` of the ssh
+/// config; never something ssh would read as an option.
+fn check_ssh_dest(key: &str, dest: &str) -> Result<(), BenchError> {
+    let ok = !dest.is_empty()
+        && !dest.starts_with('-')
+        && !dest.chars().any(|c| c.is_whitespace() || c.is_control());
+    if ok {
+        Ok(())
+    } else {
+        Err(usage(format!(
+            "invalid [lab] {key} '{dest}': give an ssh destination like root@gen1"
+        )))
     }
 }
 

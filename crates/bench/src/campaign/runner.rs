@@ -127,7 +127,7 @@ pub fn run_campaign(
     mut on_event: impl FnMut(CampaignEvent<'_>),
 ) -> Result<CampaignOutcome, BenchError> {
     let plan = campaign.plan();
-    let trials = Trials::local(target, campaign.run.io, &campaign.run.trial, stop);
+    let trials = Trials::for_target(target, campaign.run.io, &campaign.run.trial, stop);
     let done = dir.runs()?;
     let is_done = |k: &RunKey| {
         let (c, t) = (
