@@ -240,6 +240,46 @@ impl Target {
         Ok(self)
     }
 
+    /// One line per port, read again where it is: its host, MAC, MTU and
+    /// state (for `pktlab lab check`).
+    pub fn port_lines(&self) -> Result<Vec<String>, BenchError> {
+        let mut out = Vec::new();
+        for (role, port, remote) in [
+            ("generator", &self.gen, &self.gen_remote),
+            ("receiver", &self.rcv, &self.rcv_remote),
+        ] {
+            let (mac, mtu, up, place) = match remote {
+                Some(r) => {
+                    let f = r.probe(&port.iface, port.netns.as_deref())?;
+                    let at = format!("on {} (pktlab: {})", r.host.dest(), r.host.pktlab()?);
+                    (f.mac, f.mtu, f.up, at)
+                }
+                None => {
+                    let name = port.iface.clone();
+                    let facts = move || {
+                        pktlab_io::iface::lookup(&name)
+                            .and_then(|i| pktlab_io::iface::is_up(&name).map(|up| (i, up)))
+                    };
+                    let found = match &port.netns {
+                        Some(ns) => pktlab_lab::netns::within(ns, facts)?,
+                        None => facts(),
+                    };
+                    let (i, up) = found.map_err(|e| {
+                        BenchError::Trial(format!("interface {}: {e}", port.describe()))
+                    })?;
+                    (i.mac, i.mtu, up, "here".to_string())
+                }
+            };
+            out.push(format!(
+                "{role}: {} {place}: MAC {}, MTU {mtu}, {}",
+                port.describe(),
+                pktlab_lab::mac::format_mac(mac),
+                if up { "up" } else { "down" }
+            ));
+        }
+        Ok(out)
+    }
+
     /// True for the built-in lab, whose generator, DUT and receiver share
     /// this host's CPUs.
     pub fn is_virtual(&self) -> bool {

@@ -24,8 +24,10 @@ pub struct ControlDir {
 
 impl ControlDir {
     pub fn new() -> Result<Arc<ControlDir>, BenchError> {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::Builder::new()
             .prefix("pktlab-ssh-")
+            .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir()
             .map_err(|e| BenchError::file(std::env::temp_dir(), e))?;
         Ok(Arc::new(ControlDir { dir }))
