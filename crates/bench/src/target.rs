@@ -12,7 +12,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::ssh::{ControlDir, Remote, SshHost};
+use crate::ssh::{ControlDir, GenPart, Generators, Remote, SshHost};
 use crate::BenchError;
 
 /// One interface whose counters every run records.
@@ -51,6 +51,8 @@ pub struct Target {
     pub gen_remote: Option<Remote>,
     /// The receiver's host, when it is not this one.
     pub rcv_remote: Option<Remote>,
+    /// Several generators sharing the traffic, when there are.
+    pub generators: Option<Generators>,
 }
 
 /// The built-in lab's DUT ports.
@@ -109,6 +111,7 @@ impl Target {
             kind: LabKind::Builtin(Box::new(lab)),
             gen_remote: None,
             rcv_remote: None,
+            generators: None,
         };
         Ok((target.with_irqs()?, outcome))
     }
@@ -145,25 +148,30 @@ impl Target {
             kind: LabKind::Interfaces(lab),
             gen_remote: None,
             rcv_remote: None,
+            generators: None,
         };
         target.with_irqs()
     }
 
-    /// A lab on existing interfaces whose generator and/or receiver run on
-    /// other hosts (ssh destinations; `None`: here). Before anything is
-    /// sent, every host is reached and its port probed: an unreachable
-    /// host, a refused login, a wrong host key, a missing or down interface
-    /// is one line naming the host. `run_limit` bounds a run: remote
-    /// workers stop on their own after it (and a grace period).
+    /// A lab on existing interfaces whose generator(s) and/or receiver run
+    /// on other hosts (ssh destinations; `None`: here). `generators`, when
+    /// not empty, replaces `gen_host` and the lab's generator port: several
+    /// generators that share the traffic. Before anything is sent, every
+    /// host is reached and its port probed: an unreachable host, a refused
+    /// login, a wrong host key, a missing or down interface is one line
+    /// naming the host. `run_limit` bounds a run: remote workers stop on
+    /// their own after it (and a grace period).
+    #[allow(clippy::too_many_arguments)]
     pub fn interfaces_on_hosts(
         lab: InterfaceLab,
         state_probe: Option<String>,
         gen_host: Option<&str>,
         rcv_host: Option<&str>,
         ssh_config: Option<&str>,
+        generators: &[(Option<String>, Port)],
         run_limit: Duration,
     ) -> Result<Target, BenchError> {
-        if gen_host.is_none() && rcv_host.is_none() {
+        if gen_host.is_none() && rcv_host.is_none() && generators.is_empty() {
             return Target::interfaces(lab, state_probe);
         }
         let control = ControlDir::new()?;
@@ -173,15 +181,28 @@ impl Target {
                 run_limit,
             })
         };
-        let (gen_remote, rcv_remote) = (remote(gen_host), remote(rcv_host));
+        let gens: Vec<(Option<&str>, &Port)> = if generators.is_empty() {
+            vec![(gen_host, &lab.gen)]
+        } else {
+            generators.iter().map(|(h, p)| (h.as_deref(), p)).collect()
+        };
+        let rcv_remote = remote(rcv_host);
         let mut problems = Vec::new();
-        let mut src_mac = None;
-        for (role, port, remote) in [("gen", &lab.gen, &gen_remote), ("rcv", &lab.rcv, &rcv_remote)] {
-            match remote {
+        let mut parts = Vec::new();
+        let sides = gens
+            .iter()
+            .map(|(h, p)| (true, *p, remote(*h)))
+            .chain([(false, &lab.rcv, rcv_remote.clone())]);
+        for (is_gen, port, remote) in sides {
+            let mac = match &remote {
                 None => {
-                    problems.extend(port.problem()?);
-                    if role == "gen" && problems.is_empty() {
-                        src_mac = Some(port.mac()?);
+                    let problem = port.problem()?;
+                    let ok = problem.is_none();
+                    problems.extend(problem);
+                    if is_gen && ok {
+                        Some(port.mac()?)
+                    } else {
+                        None
                     }
                 }
                 Some(r) => {
@@ -194,10 +215,15 @@ impl Target {
                             port.describe()
                         ));
                     }
-                    if role == "gen" {
-                        src_mac = Some(facts.mac);
-                    }
+                    Some(facts.mac)
                 }
+            };
+            if let (true, Some(src_mac)) = (is_gen, mac) {
+                parts.push(GenPart {
+                    remote,
+                    port: port.clone(),
+                    src_mac,
+                });
             }
         }
         if !problems.is_empty() {
@@ -205,18 +231,30 @@ impl Target {
         }
         // Ports on this host are watched here; a remote port's own
         // counters come in its worker's summary.
-        let watched = [("gen", &lab.gen, &gen_remote), ("rcv", &lab.rcv, &rcv_remote)]
-            .into_iter()
-            .filter(|(_, _, r)| r.is_none())
-            .map(|(role, port, _)| Watched {
-                role: role.into(),
-                port: port.clone(),
-            })
-            .collect();
+        let mut watched = Vec::new();
+        for (i, part) in parts.iter().enumerate() {
+            if part.remote.is_none() {
+                watched.push(Watched {
+                    role: if i == 0 { "gen".into() } else { format!("gen{}", i + 1) },
+                    port: part.port.clone(),
+                });
+            }
+        }
+        if rcv_remote.is_none() {
+            watched.push(Watched {
+                role: "rcv".into(),
+                port: lab.rcv.clone(),
+            });
+        }
+        let (gen_remote, several) = if parts.len() == 1 {
+            (parts[0].remote.clone(), None)
+        } else {
+            (None, Some(Generators { parts: parts.clone() }))
+        };
         let target = Target {
-            gen: lab.gen.clone(),
+            gen: parts[0].port.clone(),
             rcv: lab.rcv.clone(),
-            src_mac: src_mac.expect("the generator's MAC"),
+            src_mac: parts[0].src_mac,
             dst_mac: lab.dut_in_mac,
             watched,
             irqs: Vec::new(),
@@ -225,6 +263,7 @@ impl Target {
             kind: LabKind::Interfaces(lab),
             gen_remote,
             rcv_remote,
+            generators: several,
         };
         target.with_irqs()
     }
@@ -244,10 +283,16 @@ impl Target {
     /// state (for `pktlab lab check`).
     pub fn port_lines(&self) -> Result<Vec<String>, BenchError> {
         let mut out = Vec::new();
-        for (role, port, remote) in [
-            ("generator", &self.gen, &self.gen_remote),
-            ("receiver", &self.rcv, &self.rcv_remote),
-        ] {
+        let mut ports = match &self.generators {
+            Some(g) => g
+                .parts
+                .iter()
+                .map(|p| ("generator", &p.port, &p.remote))
+                .collect(),
+            None => vec![("generator", &self.gen, &self.gen_remote)],
+        };
+        ports.push(("receiver", &self.rcv, &self.rcv_remote));
+        for (role, port, remote) in ports {
             let (mac, mtu, up, place) = match remote {
                 Some(r) => {
                     let f = r.probe(&port.iface, port.netns.as_deref())?;
@@ -370,7 +415,15 @@ impl Target {
             LabKind::Builtin(l) => format!("built-in lab {}", l.prefix()),
             LabKind::Interfaces(l) => format!(
                 "{} -> DUT ({}) -> {}",
-                on_host(&l.gen, &self.gen_remote),
+                match &self.generators {
+                    Some(g) => g
+                        .parts
+                        .iter()
+                        .map(|p| on_host(&p.port, &p.remote))
+                        .collect::<Vec<_>>()
+                        .join(" + "),
+                    None => on_host(&l.gen, &self.gen_remote),
+                },
                 l.dut
                     .describe()
                     .trim_start_matches("in ")

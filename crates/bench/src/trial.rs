@@ -154,7 +154,8 @@ impl<'a> Trials<'a> {
     }
 
     /// Each end where the lab says: on its host over ssh
-    /// ([`Target::gen_remote`], [`Target::rcv_remote`]), else here.
+    /// ([`Target::gen_remote`], [`Target::rcv_remote`]), several
+    /// generators together ([`Target::generators`]), else here.
     pub fn for_target(
         lab: &'a Target,
         io: BenchIo,
@@ -164,7 +165,11 @@ impl<'a> Trials<'a> {
         let here: &'a dyn Endpoint = &Local;
         Trials {
             lab,
-            gen: lab.gen_remote.as_ref().map_or(here, |r| r as &dyn Endpoint),
+            gen: match (&lab.generators, &lab.gen_remote) {
+                (Some(g), _) => g,
+                (None, Some(r)) => r,
+                (None, None) => here,
+            },
             rcv: lab.rcv_remote.as_ref().map_or(here, |r| r as &dyn Endpoint),
             io,
             settings,

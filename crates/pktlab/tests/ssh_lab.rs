@@ -420,6 +420,66 @@ fn generator_dut_and_receiver_on_three_hosts_count_exactly() {
     }
 }
 
+#[test]
+fn two_generators_on_two_hosts_add_up_and_every_stream_is_checked() {
+    let lab = Lab::new(&["a", "b", "c", "d"], &["a", "d"]);
+    let d0 = lab.cable("a", "b", "c");
+    // D's port reaches the DUT on d2, which answers to d0's MAC too: the
+    // frames of both generators go to dut_in_mac.
+    let (a, b, c, d) = (lab.ns("a"), lab.ns("b"), lab.ns("c"), lab.ns("d"));
+    sh(&format!(
+        "ip -n {d} link add name g0 type veth peer name d2 netns {b} && \
+         ip -n {b} link set dev d2 address {d0} && ip -n {b} link set dev d2 up && \
+         ip -n {d} link set dev g0 up && ip netns exec {b} sysctl -qw net.ipv4.conf.d2.rp_filter=0"
+    ));
+    let file = lab.campaign(
+        "two.toml",
+        &format!(
+            "name = \"two\"\n[lab]\nkind = \"interfaces\"\n\
+             rcv_host = \"hostc\"\nrcv_iface = \"r0\"\n\
+             dut_in_mac = \"{d0}\"\ndut = \"ssh hostb\"\nssh_config = \"ssh_config\"\n\
+             [[lab.generator]]\nhost = \"hosta\"\niface = \"g0\"\n\
+             [[lab.generator]]\nhost = \"hostd\"\niface = \"g0\"\n\
+             [run]\niterations = 1\nduration = \"3s\"\nwarmup = \"0s\"\ntail = \"0s\"\n\
+             [[traffic]]\nname = \"inet4\"\nrate = \"5kpps\"\n"
+        ),
+    );
+    let out_dir = lab.path().join("r");
+    let out = lab.bench(&["-f", file.to_str().unwrap(), "-o", out_dir.to_str().unwrap(), "--json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let lines = json_lines(&String::from_utf8_lossy(&out.stdout));
+    let run = &lines[0];
+    let tx = run["tx"]["packets"].as_u64().unwrap();
+    let (from_a, from_d) = (
+        counter(&a, "g0", "tx_packets"),
+        counter(&d, "g0", "tx_packets"),
+    );
+    // The offered load is the sum of both generators' (2.5 kpps each).
+    assert_eq!(tx, from_a + from_d, "{run}");
+    for part in [from_a, from_d] {
+        assert!((3_750..=7_550).contains(&part), "{from_a} + {from_d}");
+    }
+    assert_eq!(run["tx"]["threads"].as_array().unwrap().len(), 2);
+    assert_eq!(counter(&b, "d0", "rx_packets"), from_a);
+    assert_eq!(counter(&b, "d2", "rx_packets"), from_d);
+    // Each generator sent its own half of the 2000 flows: the receiver
+    // sees all 2000 streams, each in sequence.
+    assert_eq!(run["rx"]["packets"].as_u64(), Some(tx), "{run}");
+    assert_eq!(counter(&c, "r0", "rx_packets"), tx);
+    assert_eq!(run["rx"]["flows"], 2000);
+    for key in ["lost", "out_of_order", "duplicates", "foreign"] {
+        assert_eq!(run["rx"][key], 0, "{key}: {run}");
+    }
+    let offered = run["offered_pps"].as_f64().unwrap();
+    assert!((2_500.0..=5_300.0).contains(&offered), "{offered}");
+    let env: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("env.json")).unwrap()).unwrap();
+    assert_eq!(
+        env["lab"],
+        "g0 on hosta + g0 on hostd -> DUT (hostb) -> r0 on hostc"
+    );
+}
+
 /// Runs a bench that must fail before any traffic: exit 1, one line;
 /// `pktlab lab check` says the same.
 fn fails_before_traffic(lab: &Lab, file: &Path, gen_ns: &str) -> String {

@@ -71,12 +71,18 @@ pub struct LabHosts {
     /// line resolves it against the campaign file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssh_config: Option<String>,
+    /// Several generators sharing the traffic (`[[lab.generator]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub generators: Vec<GeneratorHost>,
 }
 
-impl LabHosts {
-    pub fn is_empty(&self) -> bool {
-        self.gen_host.is_none() && self.rcv_host.is_none()
-    }
+/// One of several generators: its host (None: here) and port.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GeneratorHost {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(flatten)]
+    pub port: Port,
 }
 
 impl LabChoice {
@@ -330,6 +336,7 @@ fn lab_choice(l: &LabSection) -> Result<LabChoice, BenchError> {
         ("gen_host", l.gen_host.is_some()),
         ("rcv_host", l.rcv_host.is_some()),
         ("ssh_config", l.ssh_config.is_some()),
+        ("generator", !l.generators.is_empty()),
     ];
     match l.kind.as_deref().unwrap_or("builtin") {
         "builtin" => {
@@ -376,7 +383,41 @@ fn lab_choice(l: &LabSection) -> Result<LabChoice, BenchError> {
                     ))
                 })
             };
-            let gen = need("gen_iface", &l.gen_iface)?;
+            if !l.generators.is_empty() {
+                for (key, set) in [
+                    ("gen_iface", l.gen_iface.is_some()),
+                    ("gen_netns", l.gen_netns.is_some()),
+                    ("gen_host", l.gen_host.is_some()),
+                ] {
+                    if set {
+                        return Err(usage(format!(
+                            "[lab] has both {key} and [[lab.generator]]: name every generator in a [[lab.generator]]"
+                        )));
+                    }
+                }
+            }
+            let generators: Vec<GeneratorHost> = l
+                .generators
+                .iter()
+                .map(|g| {
+                    if let Some(h) = &g.host {
+                        check_ssh_dest("generator host", h)?;
+                    }
+                    Ok(GeneratorHost {
+                        host: g.host.clone(),
+                        port: Port::new(&g.iface, g.netns.as_deref()),
+                    })
+                })
+                .collect::<Result<_, BenchError>>()?;
+            let first = generators.first().map(|g| g.port.clone());
+            let gen = match &first {
+                Some(p) => p.iface.clone(),
+                None => need("gen_iface", &l.gen_iface)?,
+            };
+            let gen_netns = match &first {
+                Some(p) => p.netns.clone(),
+                None => l.gen_netns.clone(),
+            };
             let rcv = need("rcv_iface", &l.rcv_iface)?;
             let dut_in_mac = mac("dut_in_mac", &need("dut_in_mac", &l.dut_in_mac)?)?;
             let dut_out_mac = l
@@ -399,7 +440,7 @@ fn lab_choice(l: &LabSection) -> Result<LabChoice, BenchError> {
             let runner = dut_runner(l.dut.as_deref().unwrap_or("local"), &ssh_options)?;
             Ok(LabChoice::Interfaces {
                 lab: InterfaceLab {
-                    gen: Port::new(&gen, l.gen_netns.as_deref()),
+                    gen: Port::new(&gen, gen_netns.as_deref()),
                     rcv: Port::new(&rcv, l.rcv_netns.as_deref()),
                     dut_in_mac,
                     dut_out_mac,
@@ -411,6 +452,7 @@ fn lab_choice(l: &LabSection) -> Result<LabChoice, BenchError> {
                     gen_host: l.gen_host.clone(),
                     rcv_host: l.rcv_host.clone(),
                     ssh_config: l.ssh_config.clone(),
+                    generators,
                 },
             })
         }

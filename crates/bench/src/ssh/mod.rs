@@ -5,6 +5,7 @@
 
 pub mod host;
 pub mod session;
+pub mod several;
 
 use std::time::Duration;
 
@@ -18,6 +19,7 @@ use crate::endpoint::Endpoint;
 use crate::worker::protocol::{GenJob, Job, PortRef, RecvJob, Reply, Task, PROTOCOL_VERSION};
 use crate::BenchError;
 pub use host::{ControlDir, SshHost};
+pub use several::{GenPart, Generators};
 use session::Session;
 
 /// What a worker adds to its run before it stops on its own: time for a
@@ -42,7 +44,7 @@ pub struct PortFacts {
 }
 
 impl Remote {
-    fn deadline(&self, duration: Option<Duration>) -> f64 {
+    pub(crate) fn deadline(&self, duration: Option<Duration>) -> f64 {
         (duration.unwrap_or(self.run_limit) + GRACE).as_secs_f64()
     }
 

@@ -23,7 +23,7 @@ use pktlab_engine::backend::IoSpec;
 use pktlab_engine::gen::GenConfig;
 use pktlab_engine::recv::RecvConfig;
 use pktlab_engine::rx::{RxInterval, RxPlan, RxSummary};
-use pktlab_engine::tx::{TxInterval, TxPlan, TxSummary};
+use pktlab_engine::tx::{ThreadShare, TxInterval, TxPlan, TxSummary};
 use pktlab_wire::flow::{FlowOrder, FlowSet};
 use pktlab_wire::frame::FrameSpec;
 use pktlab_wire::mac::MacAddr;
@@ -86,6 +86,9 @@ pub struct GenJob {
     pub interval_secs: f64,
     pub cpus: Vec<usize>,
     pub netns: Option<String>,
+    /// This generator's part of several generators' threads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<ThreadShare>,
 }
 
 /// A receiver run, as [`RecvConfig`] holds it.
@@ -220,6 +223,7 @@ impl GenJob {
             interval_secs: secs(p.interval),
             cpus: p.cpus.clone(),
             netns: p.netns.clone(),
+            share: p.share,
         })
     }
 
@@ -256,6 +260,7 @@ impl GenJob {
                 cpus: self.cpus.clone(),
                 netns: self.netns.clone(),
                 iface: Some(self.iface.clone()),
+                share: self.share,
             },
             xdp: Default::default(),
         })

@@ -197,6 +197,7 @@ pub(crate) fn prepare(
             hosts.gen_host.as_deref(),
             hosts.rcv_host.as_deref(),
             hosts.ssh_config.as_deref(),
+            &generator_ports(hosts),
             run_limit(campaign),
         )?,
     };
@@ -207,6 +208,17 @@ pub(crate) fn prepare(
         dir.write_env(&runner::env_record(campaign, &target))?;
     }
     Ok(target)
+}
+
+/// `[[lab.generator]]`s as the lab takes them.
+pub(crate) fn generator_ports(
+    hosts: &pktlab_bench::campaign::LabHosts,
+) -> Vec<(Option<String>, pktlab_lab::ports::Port)> {
+    hosts
+        .generators
+        .iter()
+        .map(|g| (g.host.clone(), g.port.clone()))
+        .collect()
 }
 
 /// The longest a trial of `campaign` lasts: the receiver's start, the

@@ -206,6 +206,7 @@ fn check(args: CheckArgs) -> anyhow::Result<()> {
         hosts.gen_host.as_deref(),
         hosts.rcv_host.as_deref(),
         hosts.ssh_config.as_deref(),
+        &crate::cmd::bench::generator_ports(hosts),
         crate::cmd::bench::run_limit(&campaign),
     )?;
     let mut out = format!("lab {}\n", target.describe());
