@@ -22,8 +22,10 @@ pub mod mlr;
 pub mod monitor;
 pub mod samples;
 pub mod search;
+pub mod ssh;
 pub mod target;
 pub mod traffic;
 pub mod trial;
+pub mod worker;
 
 pub use error::BenchError;

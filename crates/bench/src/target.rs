@@ -9,7 +9,10 @@ use pktlab_lab::interrupts::{self, NicIrqMatch};
 use pktlab_lab::ports::{InterfaceLab, Port};
 use pktlab_lab::{BuiltinLab, CpuPlan, IfRole, LabSpec, UpOutcome};
 use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Duration;
 
+use crate::ssh::{ControlDir, GenPart, Generators, Remote, SshHost};
 use crate::BenchError;
 
 /// One interface whose counters every run records.
@@ -44,6 +47,12 @@ pub struct Target {
     /// The built-in lab's CPU plan: the generator and receiver threads run
     /// on its tester CPUs.
     pub cpus: Option<CpuPlan>,
+    /// The generator's host, when it is not this one.
+    pub gen_remote: Option<Remote>,
+    /// The receiver's host, when it is not this one.
+    pub rcv_remote: Option<Remote>,
+    /// Several generators sharing the traffic, when there are.
+    pub generators: Option<Generators>,
 }
 
 /// The built-in lab's DUT ports.
@@ -100,6 +109,9 @@ impl Target {
             dut,
             cpus,
             kind: LabKind::Builtin(Box::new(lab)),
+            gen_remote: None,
+            rcv_remote: None,
+            generators: None,
         };
         Ok((target.with_irqs()?, outcome))
     }
@@ -134,6 +146,124 @@ impl Target {
             dut: Dut::new(lab.dut.clone(), state_probe),
             cpus: None,
             kind: LabKind::Interfaces(lab),
+            gen_remote: None,
+            rcv_remote: None,
+            generators: None,
+        };
+        target.with_irqs()
+    }
+
+    /// A lab on existing interfaces whose generator(s) and/or receiver run
+    /// on other hosts (ssh destinations; `None`: here). `generators`, when
+    /// not empty, replaces `gen_host` and the lab's generator port: several
+    /// generators that share the traffic. Before anything is sent, every
+    /// host is reached and its port probed: an unreachable host, a refused
+    /// login, a wrong host key, a missing or down interface is one line
+    /// naming the host. `run_limit` bounds a run: remote workers stop on
+    /// their own after it (and a grace period).
+    #[allow(clippy::too_many_arguments)]
+    pub fn interfaces_on_hosts(
+        lab: InterfaceLab,
+        state_probe: Option<String>,
+        gen_host: Option<&str>,
+        rcv_host: Option<&str>,
+        ssh_config: Option<&str>,
+        generators: &[(Option<String>, Port)],
+        run_limit: Duration,
+    ) -> Result<Target, BenchError> {
+        if gen_host.is_none() && rcv_host.is_none() && generators.is_empty() {
+            return Target::interfaces(lab, state_probe);
+        }
+        let control = ControlDir::new()?;
+        let remote = |dest: Option<&str>| {
+            dest.map(|d| Remote {
+                host: SshHost::new(d, ssh_config.map(PathBuf::from), Vec::new(), control.clone()),
+                run_limit,
+            })
+        };
+        let gens: Vec<(Option<&str>, &Port)> = if generators.is_empty() {
+            vec![(gen_host, &lab.gen)]
+        } else {
+            generators.iter().map(|(h, p)| (h.as_deref(), p)).collect()
+        };
+        let rcv_remote = remote(rcv_host);
+        let mut problems = Vec::new();
+        let mut parts = Vec::new();
+        let sides = gens
+            .iter()
+            .map(|(h, p)| (true, *p, remote(*h)))
+            .chain([(false, &lab.rcv, rcv_remote.clone())]);
+        for (is_gen, port, remote) in sides {
+            let mac = match &remote {
+                None => {
+                    let problem = port.problem()?;
+                    let ok = problem.is_none();
+                    problems.extend(problem);
+                    if is_gen && ok {
+                        Some(port.mac()?)
+                    } else {
+                        None
+                    }
+                }
+                Some(r) => {
+                    r.host.pktlab()?;
+                    let facts = r.probe(&port.iface, port.netns.as_deref())?;
+                    if !facts.up {
+                        problems.push(format!(
+                            "{}: interface {} is down",
+                            r.host.label(),
+                            port.describe()
+                        ));
+                    }
+                    Some(facts.mac)
+                }
+            };
+            if let (true, Some(src_mac)) = (is_gen, mac) {
+                parts.push(GenPart {
+                    remote,
+                    port: port.clone(),
+                    src_mac,
+                });
+            }
+        }
+        if !problems.is_empty() {
+            return Err(BenchError::Trial(problems.join("; ")));
+        }
+        // Ports on this host are watched here; a remote port's own
+        // counters come in its worker's summary.
+        let mut watched = Vec::new();
+        for (i, part) in parts.iter().enumerate() {
+            if part.remote.is_none() {
+                watched.push(Watched {
+                    role: if i == 0 { "gen".into() } else { format!("gen{}", i + 1) },
+                    port: part.port.clone(),
+                });
+            }
+        }
+        if rcv_remote.is_none() {
+            watched.push(Watched {
+                role: "rcv".into(),
+                port: lab.rcv.clone(),
+            });
+        }
+        let (gen_remote, several) = if parts.len() == 1 {
+            (parts[0].remote.clone(), None)
+        } else {
+            (None, Some(Generators { parts: parts.clone() }))
+        };
+        let target = Target {
+            gen: parts[0].port.clone(),
+            rcv: lab.rcv.clone(),
+            src_mac: parts[0].src_mac,
+            dst_mac: lab.dut_in_mac,
+            watched,
+            irqs: Vec::new(),
+            dut: Dut::new(lab.dut.clone(), state_probe),
+            cpus: None,
+            kind: LabKind::Interfaces(lab),
+            gen_remote,
+            rcv_remote,
+            generators: several,
         };
         target.with_irqs()
     }
@@ -147,6 +277,52 @@ impl Target {
         }
         self.irqs = irqs;
         Ok(self)
+    }
+
+    /// One line per port, read again where it is: its host, MAC, MTU and
+    /// state (for `pktlab lab check`).
+    pub fn port_lines(&self) -> Result<Vec<String>, BenchError> {
+        let mut out = Vec::new();
+        let mut ports = match &self.generators {
+            Some(g) => g
+                .parts
+                .iter()
+                .map(|p| ("generator", &p.port, &p.remote))
+                .collect(),
+            None => vec![("generator", &self.gen, &self.gen_remote)],
+        };
+        ports.push(("receiver", &self.rcv, &self.rcv_remote));
+        for (role, port, remote) in ports {
+            let (mac, mtu, up, place) = match remote {
+                Some(r) => {
+                    let f = r.probe(&port.iface, port.netns.as_deref())?;
+                    let at = format!("on {} (pktlab: {})", r.host.dest(), r.host.pktlab()?);
+                    (f.mac, f.mtu, f.up, at)
+                }
+                None => {
+                    let name = port.iface.clone();
+                    let facts = move || {
+                        pktlab_io::iface::lookup(&name)
+                            .and_then(|i| pktlab_io::iface::is_up(&name).map(|up| (i, up)))
+                    };
+                    let found = match &port.netns {
+                        Some(ns) => pktlab_lab::netns::within(ns, facts)?,
+                        None => facts(),
+                    };
+                    let (i, up) = found.map_err(|e| {
+                        BenchError::Trial(format!("interface {}: {e}", port.describe()))
+                    })?;
+                    (i.mac, i.mtu, up, "here".to_string())
+                }
+            };
+            out.push(format!(
+                "{role}: {} {place}: MAC {}, MTU {mtu}, {}",
+                port.describe(),
+                pktlab_lab::mac::format_mac(mac),
+                if up { "up" } else { "down" }
+            ));
+        }
+        Ok(out)
     }
 
     /// True for the built-in lab, whose generator, DUT and receiver share
@@ -239,14 +415,30 @@ impl Target {
             LabKind::Builtin(l) => format!("built-in lab {}", l.prefix()),
             LabKind::Interfaces(l) => format!(
                 "{} -> DUT ({}) -> {}",
-                l.gen.describe(),
+                match &self.generators {
+                    Some(g) => g
+                        .parts
+                        .iter()
+                        .map(|p| on_host(&p.port, &p.remote))
+                        .collect::<Vec<_>>()
+                        .join(" + "),
+                    None => on_host(&l.gen, &self.gen_remote),
+                },
                 l.dut
                     .describe()
                     .trim_start_matches("in ")
                     .trim_start_matches("on "),
-                l.rcv.describe()
+                on_host(&l.rcv, &self.rcv_remote)
             ),
         }
+    }
+}
+
+/// `eth1`, or `eth1 on root@gen1` for a port on another host.
+fn on_host(port: &Port, remote: &Option<Remote>) -> String {
+    match remote {
+        Some(r) => format!("{} on {}", port.describe(), r.host.dest()),
+        None => port.describe(),
     }
 }
 

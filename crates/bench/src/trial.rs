@@ -173,6 +173,30 @@ impl<'a> Trials<'a> {
         }
     }
 
+    /// Each end where the lab says: on its host over ssh
+    /// ([`Target::gen_remote`], [`Target::rcv_remote`]), several
+    /// generators together ([`Target::generators`]), else here.
+    pub fn for_target(
+        lab: &'a Target,
+        io: BenchIo,
+        settings: &'a TrialSettings,
+        stop: &'a StopSignal,
+    ) -> Trials<'a> {
+        let here: &'a dyn Endpoint = &Local;
+        Trials {
+            lab,
+            gen: match (&lab.generators, &lab.gen_remote) {
+                (Some(g), _) => g,
+                (None, Some(r)) => r,
+                (None, None) => here,
+            },
+            rcv: lab.rcv_remote.as_ref().map_or(here, |r| r as &dyn Endpoint),
+            io,
+            settings,
+            stop,
+        }
+    }
+
     /// One trial of `traffic` at `rate_pps` (None: as fast as the
     /// generator can), whatever rate the profile itself asks for.
     pub fn run(

@@ -49,8 +49,22 @@ pub fn run_gen_accounted(
     on_event: impl FnMut(TxEvent),
 ) -> Result<(TxSummary, Option<Undelivered>), EngineError> {
     let threads = cfg.plan.threads as u32;
-    let sources = (0..threads)
-        .map(|t| FrameGen::try_new(&cfg.frames, t, threads))
+    let (first, of) = match cfg.plan.share {
+        None => (0, threads),
+        Some(share) => {
+            if share.first + cfg.plan.threads > share.of {
+                return Err(EngineError::BadPlan(format!(
+                    "threads {}..{} of a generator share beyond its {} threads",
+                    share.first,
+                    share.first + cfg.plan.threads,
+                    share.of
+                )));
+            }
+            (share.first as u32, share.of as u32)
+        }
+    };
+    let sources = (first..first + threads)
+        .map(|t| FrameGen::try_new(&cfg.frames, t, of))
         .collect::<Result<Vec<FrameGen>, _>>()?;
     let max_len = sources.first().map_or(0, |g| g.max_len());
     let iface = || {
@@ -59,6 +73,12 @@ pub fn run_gen_accounted(
         })
     };
     if cfg.io == IoSpec::Xdp {
+        if cfg.plan.share.is_some() {
+            return Err(EngineError::BadPlan(
+                "--io xdp cannot share one traffic between generators: use afpacket or afxdp"
+                    .into(),
+            ));
+        }
         return run_xdp_gen(&cfg.frames, &iface()?, &cfg.plan, stop, on_event);
     }
     let ring = TxRingConfig {

@@ -34,6 +34,18 @@ pub struct TxPlan {
     pub netns: Option<String>,
     /// An interface whose own counters are read before and after the run.
     pub iface: Option<String>,
+    /// Several generators sending one traffic together (one per host):
+    /// this run's threads are threads `first..first + threads` of `of`.
+    /// Each thread owns the flows of its index among all, so the streams
+    /// of the generators are disjoint. None: this run is all of them.
+    pub share: Option<ThreadShare>,
+}
+
+/// This generator's part of the threads of several generators.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ThreadShare {
+    pub first: usize,
+    pub of: usize,
 }
 
 impl Default for TxPlan {
@@ -48,6 +60,7 @@ impl Default for TxPlan {
             cpus: Vec::new(),
             netns: None,
             iface: None,
+            share: None,
         }
     }
 }

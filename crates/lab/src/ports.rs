@@ -98,19 +98,26 @@ impl InterfaceLab {
     pub fn problems(&self) -> Result<Vec<String>, LabError> {
         let mut out = Vec::new();
         for port in [&self.gen, &self.rcv] {
-            let name = port.iface.clone();
-            let up = move || iface::is_up(&name);
-            let up = match &port.netns {
-                Some(ns) => netns::within(ns, up)?,
-                None => up(),
-            };
-            match up {
-                Ok(true) => {}
-                Ok(false) => out.push(format!("interface {} is down", port.describe())),
-                Err(e) => out.push(format!("interface {}: {e}", port.describe())),
-            }
+            out.extend(port.problem()?);
         }
         Ok(out)
+    }
+}
+
+impl Port {
+    /// Why this local port cannot be used (missing or down), if it cannot.
+    pub fn problem(&self) -> Result<Option<String>, LabError> {
+        let name = self.iface.clone();
+        let up = move || iface::is_up(&name);
+        let up = match &self.netns {
+            Some(ns) => netns::within(ns, up)?,
+            None => up(),
+        };
+        Ok(match up {
+            Ok(true) => None,
+            Ok(false) => Some(format!("interface {} is down", self.describe())),
+            Err(e) => Some(format!("interface {}: {e}", self.describe())),
+        })
     }
 }
 

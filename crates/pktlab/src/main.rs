@@ -55,6 +55,8 @@ enum Command {
         )]
         args: Vec<String>,
     },
+    /// Run a job for a controller on another host (started over ssh)
+    Worker(cmd::worker::Args),
     /// Print shell completions (bash, zsh, fish)
     Completions(cmd::docs::CompletionsArgs),
     /// Write the man pages of pktlab and its subcommands into a directory
@@ -95,6 +97,7 @@ fn main() {
         Command::Ifstat(a) => cmd::ifstat::run(a),
         Command::Ministat(a) => cmd::ministat::run(a),
         Command::PktgenLog(a) => cmd::pktgen_log::run(a),
+        Command::Worker(a) => cmd::worker::run(a),
         Command::Completions(a) => cmd::docs::completions(a, Cli::command()),
         Command::Man(a) => cmd::docs::man(a, Cli::command()),
         Command::PktGen { args } => {

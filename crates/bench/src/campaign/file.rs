@@ -19,6 +19,14 @@
 //! order = "interleaved"      # or "sequential", or "random" (with seed)
 //! io = "afpacket"            # or "afxdp", "xdp", "auto"
 //!
+//! # kind = "interfaces" on other hosts (over ssh; local when absent):
+//! # gen_host = "root@gen1"  gen_iface = "eth1"
+//! # rcv_host = "root@rcv1"  rcv_iface = "eth1"
+//! # dut = "ssh root@dut"    ssh_config = "lab_ssh_config"
+//! # [[lab.generator]]        # several generators share the traffic
+//! # host = "root@gen2"       # (instead of gen_host, gen_iface, gen_netns)
+//! # iface = "eth1"
+//!
 //! [[traffic]]
 //! name = "inet4"             # inet4 and inet6 are the lab's 2000 flows
 //! sizes = [64, 512, 1518]    # a sweep: inet4-64, inet4-512, inet4-1518
@@ -97,6 +105,33 @@ pub struct LabSection {
     /// A DUT command whose output must read the same after every revert.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
+    /// Interfaces lab: the ssh destination the generator runs on (local
+    /// when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gen_host: Option<String>,
+    /// ... and the receiver.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rcv_host: Option<String>,
+    /// An ssh client configuration passed to every ssh as `-F`, relative
+    /// to the campaign file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ssh_config: Option<String>,
+    /// Interfaces lab: several generators sharing the traffic (instead of
+    /// gen_iface, gen_netns and gen_host).
+    #[serde(default, rename = "generator", skip_serializing_if = "Vec::is_empty")]
+    pub generators: Vec<GeneratorSection>,
+}
+
+/// One `[[lab.generator]]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeneratorSection {
+    /// The ssh destination it runs on (local when absent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    pub iface: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub netns: Option<String>,
 }
 
 /// `[run]`.

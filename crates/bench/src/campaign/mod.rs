@@ -53,7 +53,36 @@ pub enum LabChoice {
         #[serde(flatten)]
         lab: InterfaceLab,
         state_probe: Option<String>,
+        /// Where the generator and receiver run when not here.
+        #[serde(flatten, default)]
+        hosts: LabHosts,
     },
+}
+
+/// The hosts of an interfaces lab's generator and receiver, reached over
+/// ssh (`crate::ssh`); both local when absent.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabHosts {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gen_host: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rcv_host: Option<String>,
+    /// Passed to every ssh as `-F` (an absolute path by now: the command
+    /// line resolves it against the campaign file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssh_config: Option<String>,
+    /// Several generators sharing the traffic (`[[lab.generator]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub generators: Vec<GeneratorHost>,
+}
+
+/// One of several generators: its host (None: here) and port.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GeneratorHost {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(flatten)]
+    pub port: Port,
 }
 
 impl LabChoice {
@@ -312,6 +341,10 @@ fn lab_choice(l: &LabSection) -> Result<LabChoice, BenchError> {
         ("dut_ifaces", !l.dut_ifaces.is_empty()),
         ("ssh_options", !l.ssh_options.is_empty()),
         ("state", l.state.is_some()),
+        ("gen_host", l.gen_host.is_some()),
+        ("rcv_host", l.rcv_host.is_some()),
+        ("ssh_config", l.ssh_config.is_some()),
+        ("generator", !l.generators.is_empty()),
     ];
     match l.kind.as_deref().unwrap_or("builtin") {
         "builtin" => {
@@ -358,7 +391,41 @@ fn lab_choice(l: &LabSection) -> Result<LabChoice, BenchError> {
                     ))
                 })
             };
-            let gen = need("gen_iface", &l.gen_iface)?;
+            if !l.generators.is_empty() {
+                for (key, set) in [
+                    ("gen_iface", l.gen_iface.is_some()),
+                    ("gen_netns", l.gen_netns.is_some()),
+                    ("gen_host", l.gen_host.is_some()),
+                ] {
+                    if set {
+                        return Err(usage(format!(
+                            "[lab] has both {key} and [[lab.generator]]: name every generator in a [[lab.generator]]"
+                        )));
+                    }
+                }
+            }
+            let generators: Vec<GeneratorHost> = l
+                .generators
+                .iter()
+                .map(|g| {
+                    if let Some(h) = &g.host {
+                        check_ssh_dest("generator host", h)?;
+                    }
+                    Ok(GeneratorHost {
+                        host: g.host.clone(),
+                        port: Port::new(&g.iface, g.netns.as_deref()),
+                    })
+                })
+                .collect::<Result<_, BenchError>>()?;
+            let first = generators.first().map(|g| g.port.clone());
+            let gen = match &first {
+                Some(p) => p.iface.clone(),
+                None => need("gen_iface", &l.gen_iface)?,
+            };
+            let gen_netns = match &first {
+                Some(p) => p.netns.clone(),
+                None => l.gen_netns.clone(),
+            };
             let rcv = need("rcv_iface", &l.rcv_iface)?;
             let dut_in_mac = mac("dut_in_mac", &need("dut_in_mac", &l.dut_in_mac)?)?;
             let dut_out_mac = l
@@ -366,10 +433,22 @@ fn lab_choice(l: &LabSection) -> Result<LabChoice, BenchError> {
                 .as_deref()
                 .map(|m| mac("dut_out_mac", m))
                 .transpose()?;
-            let runner = dut_runner(l.dut.as_deref().unwrap_or("local"), &l.ssh_options)?;
+            for (key, host) in [("gen_host", &l.gen_host), ("rcv_host", &l.rcv_host)] {
+                if let Some(h) = host {
+                    check_ssh_dest(key, h)?;
+                }
+            }
+            // The DUT's ssh reads the same client configuration.
+            let mut ssh_options = l.ssh_options.clone();
+            if let (Some(cfg), Some(dut)) = (&l.ssh_config, &l.dut) {
+                if dut.trim_start().starts_with("ssh") {
+                    ssh_options.splice(0..0, ["-F".to_string(), cfg.clone()]);
+                }
+            }
+            let runner = dut_runner(l.dut.as_deref().unwrap_or("local"), &ssh_options)?;
             Ok(LabChoice::Interfaces {
                 lab: InterfaceLab {
-                    gen: Port::new(&gen, l.gen_netns.as_deref()),
+                    gen: Port::new(&gen, gen_netns.as_deref()),
                     rcv: Port::new(&rcv, l.rcv_netns.as_deref()),
                     dut_in_mac,
                     dut_out_mac,
@@ -377,11 +456,32 @@ fn lab_choice(l: &LabSection) -> Result<LabChoice, BenchError> {
                     dut_ifaces: l.dut_ifaces.clone(),
                 },
                 state_probe: l.state.clone(),
+                hosts: LabHosts {
+                    gen_host: l.gen_host.clone(),
+                    rcv_host: l.rcv_host.clone(),
+                    ssh_config: l.ssh_config.clone(),
+                    generators,
+                },
             })
         }
         other => Err(usage(format!(
             "invalid [lab] kind '{other}': use builtin or interfaces"
         ))),
+    }
+}
+
+/// An ssh destination: `host`, `user@host`, or a `Host` of the ssh
+/// config; never something ssh would read as an option.
+fn check_ssh_dest(key: &str, dest: &str) -> Result<(), BenchError> {
+    let ok = !dest.is_empty()
+        && !dest.starts_with('-')
+        && !dest.chars().any(|c| c.is_whitespace() || c.is_control());
+    if ok {
+        Ok(())
+    } else {
+        Err(usage(format!(
+            "invalid [lab] {key} '{dest}': give an ssh destination like root@gen1"
+        )))
     }
 }
 

@@ -87,6 +87,25 @@ pub fn env_record(campaign: &Campaign, target: &Target) -> EnvRecord {
     }
 }
 
+/// A run that failed (a host lost in the middle, say) names itself, so
+/// that the line says which run `--resume` will do again.
+fn failed_run(
+    e: BenchError,
+    index: usize,
+    of: usize,
+    config: &DutConfig,
+    traffic: &crate::traffic::Traffic,
+    key: &RunKey,
+) -> BenchError {
+    if e.is_usage() {
+        return e;
+    }
+    BenchError::Trial(format!(
+        "run {index} of {of} ({} {} #{}) failed: {e}",
+        config.name, traffic.name, key.iteration
+    ))
+}
+
 /// Rewrites the `.pps` files and every exporter's file from the finished
 /// runs in `dir`.
 pub fn write_aggregates(
@@ -127,7 +146,7 @@ pub fn run_campaign(
     mut on_event: impl FnMut(CampaignEvent<'_>),
 ) -> Result<CampaignOutcome, BenchError> {
     let plan = campaign.plan();
-    let trials = Trials::local(target, campaign.run.io, &campaign.run.trial, stop);
+    let trials = Trials::for_target(target, campaign.run.io, &campaign.run.trial, stop);
     let done = dir.runs()?;
     let is_done = |k: &RunKey| {
         let (c, t) = (
@@ -217,9 +236,11 @@ pub fn run_campaign(
                 Ok(())
             };
             method.begin_run(&config.name, &traffic.name, key.iteration);
-            let value = method.run(&trials, traffic, &mut record, &mut |e| {
-                on_event(CampaignEvent::Trial(e))
-            })?;
+            let value = method
+                .run(&trials, traffic, &mut record, &mut |e| {
+                    on_event(CampaignEvent::Trial(e))
+                })
+                .map_err(|e| failed_run(e, i + 1, todo.len(), config, traffic, key))?;
             let Some(trial) = value else {
                 break; // Cut short: its figures are partial, so it is not kept.
             };

@@ -187,9 +187,19 @@ pub(crate) fn prepare(
             }
             target
         }
-        LabChoice::Interfaces { lab, state_probe } => {
-            Target::interfaces(lab.clone(), state_probe.clone())?
-        }
+        LabChoice::Interfaces {
+            lab,
+            state_probe,
+            hosts,
+        } => Target::interfaces_on_hosts(
+            lab.clone(),
+            state_probe.clone(),
+            hosts.gen_host.as_deref(),
+            hosts.rcv_host.as_deref(),
+            hosts.ssh_config.as_deref(),
+            &generator_ports(hosts),
+            run_limit(campaign),
+        )?,
     };
     if let Some(text) = saved_text {
         dir.write(results::CAMPAIGN_FILE, text.as_bytes())?;
@@ -198,6 +208,23 @@ pub(crate) fn prepare(
         dir.write_env(&runner::env_record(campaign, &target))?;
     }
     Ok(target)
+}
+
+/// `[[lab.generator]]`s as the lab takes them.
+pub(crate) fn generator_ports(
+    hosts: &pktlab_bench::campaign::LabHosts,
+) -> Vec<(Option<String>, pktlab_lab::ports::Port)> {
+    hosts
+        .generators
+        .iter()
+        .map(|g| (g.host.clone(), g.port.clone()))
+        .collect()
+}
+
+/// The longest a trial of `campaign` lasts: the receiver's start, the
+/// run, the drain.
+pub(crate) fn run_limit(campaign: &Campaign) -> Duration {
+    campaign.run.trial.duration + pktlab_bench::trial::DRAIN + Duration::from_secs(30)
 }
 
 fn execute(
@@ -355,6 +382,26 @@ pub(crate) fn check_new_dir(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Makes `[lab] ssh_config` absolute, against the campaign file's folder;
+/// true when it changed. A missing file is a usage error.
+pub(crate) fn resolve_ssh_config(file: &mut CampaignFile, campaign: &Path) -> anyhow::Result<bool> {
+    let Some(cfg) = file.lab.ssh_config.clone() else {
+        return Ok(false);
+    };
+    let base = campaign.parent().unwrap_or(Path::new("."));
+    let joined = base.join(&cfg);
+    let abs = std::fs::canonicalize(&joined).map_err(|e| {
+        usage(format!(
+            "[lab] ssh_config {}: {}",
+            joined.display(),
+            crate::error::os_message(&e)
+        ))
+    })?;
+    let abs = abs.display().to_string();
+    file.lab.ssh_config = Some(abs.clone());
+    Ok(abs != cfg)
+}
+
 /// The campaign to run, and the text to save as `campaign.toml` (none on
 /// resume: it is there already).
 pub(crate) fn campaign_file(args: &Args) -> anyhow::Result<(CampaignFile, Option<String>)> {
@@ -406,9 +453,14 @@ pub(crate) fn campaign_file(args: &Args) -> anyhow::Result<(CampaignFile, Option
                     crate::error::os_message(&e)
                 ))
             })?;
-            let file = CampaignFile::parse(&text)
+            let mut file = CampaignFile::parse(&text)
                 .map_err(|e| usage(format!("{}: {e}", path.display())))?;
-            (file, Some(text))
+            // Saved with the campaign and read again on --resume from
+            // elsewhere: the path is made absolute now.
+            match resolve_ssh_config(&mut file, path)? {
+                true => (file, None),
+                false => (file, Some(text)),
+            }
         }
         None => (from_flags(args)?, None),
     };
@@ -438,6 +490,11 @@ pub(crate) fn campaign_file(args: &Args) -> anyhow::Result<(CampaignFile, Option
     }
     let text = match (&args.campaign, original) {
         (Some(_), Some(text)) if overridden.is_empty() => text,
+        (Some(path), None) if overridden.is_empty() => format!(
+            "# {} with [lab] ssh_config made absolute\n{}",
+            path.display(),
+            file.to_toml()
+        ),
         (Some(path), _) => format!(
             "# {} with {}\n{}",
             path.display(),

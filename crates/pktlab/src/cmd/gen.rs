@@ -281,6 +281,7 @@ pub fn config(args: &Args) -> anyhow::Result<GenConfig> {
             cpus,
             netns: None,
             iface: args.iface.clone().filter(|_| needs_iface),
+            share: None,
         },
     })
 }

@@ -30,6 +30,17 @@ enum Action {
     Down(PrefixArg),
     /// Show the namespaces, interfaces, MACs, addresses, routes and counters
     Status(StatusArgs),
+    /// Check a campaign's lab of interfaces (hosts over ssh included)
+    /// without sending test traffic: reachability, logins, pktlab on the
+    /// hosts, interfaces, MACs, MTU and link state, the DUT's commands
+    Check(CheckArgs),
+}
+
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// Campaign file (TOML) whose [lab] is checked
+    #[arg(short = 'f', long = "campaign", value_name = "FILE")]
+    campaign: std::path::PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -68,6 +79,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Action::Up(a) => up(a),
         Action::Down(a) => down(a),
         Action::Status(a) => status(a),
+        Action::Check(a) => check(a),
     }
 }
 
@@ -159,4 +171,53 @@ fn status(args: StatusArgs) -> anyhow::Result<()> {
     } else {
         common::write_stdout(&status.to_string())
     }
+}
+
+fn check(args: CheckArgs) -> anyhow::Result<()> {
+    use pktlab_bench::campaign::{file::CampaignFile, Campaign, LabChoice};
+    let path = &args.campaign;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        crate::error::usage(format!(
+            "cannot read campaign file {}: {}",
+            path.display(),
+            crate::error::os_message(&e)
+        ))
+    })?;
+    let mut file = CampaignFile::parse(&text)
+        .map_err(|e| crate::error::usage(format!("{}: {e}", path.display())))?;
+    crate::cmd::bench::resolve_ssh_config(&mut file, path)?;
+    let cpus = pktlab_lab::cpuload::cpu_count()?;
+    let campaign = Campaign::from_file(&file, cpus)?;
+    let LabChoice::Interfaces {
+        lab,
+        state_probe,
+        hosts,
+    } = &campaign.lab
+    else {
+        return Err(crate::error::usage(
+            "pktlab lab check is for kind = \"interfaces\" labs: `pktlab lab status` shows the built-in one",
+        ));
+    };
+    // Reaches every host and probes its port: the first problem is the
+    // error, one line naming the host.
+    let target = pktlab_bench::target::Target::interfaces_on_hosts(
+        lab.clone(),
+        state_probe.clone(),
+        hosts.gen_host.as_deref(),
+        hosts.rcv_host.as_deref(),
+        hosts.ssh_config.as_deref(),
+        &crate::cmd::bench::generator_ports(hosts),
+        crate::cmd::bench::run_limit(&campaign),
+    )?;
+    let mut out = format!("lab {}\n", target.describe());
+    for line in target.port_lines()? {
+        out += &format!("  {line}\n");
+    }
+    target.dut.runner.run("true")?;
+    out += &format!("  DUT: commands run {}\n", target.dut.runner.describe());
+    if let Some(uname) = target.dut_uname() {
+        out += &format!("  DUT: {uname}\n");
+    }
+    out += "lab OK: no test traffic was sent\n";
+    common::write_stdout(&out)
 }

@@ -15,3 +15,4 @@ pub mod pktgen_log;
 pub mod recv;
 pub mod report;
 pub mod rfc2544;
+pub mod worker;

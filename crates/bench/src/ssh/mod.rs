@@ -1,0 +1,128 @@
+//! Generators and receivers on other hosts, reached with OpenSSH: the
+//! [`Remote`] endpoint runs `pktlab worker --stdio` there (protocol in
+//! [`crate::worker::protocol`]) and reads its events back as the engine's
+//! own types.
+
+pub mod host;
+pub mod session;
+pub mod several;
+
+use std::time::Duration;
+
+use pktlab_engine::gen::GenConfig;
+use pktlab_engine::recv::RecvConfig;
+use pktlab_engine::rx::{RxEvent, RxSummary};
+use pktlab_engine::tx::{TxEvent, TxSummary};
+use pktlab_engine::StopSignal;
+
+use crate::endpoint::Endpoint;
+use crate::worker::protocol::{GenJob, Job, PortRef, RecvJob, Reply, Task, PROTOCOL_VERSION};
+use crate::BenchError;
+pub use host::{ControlDir, SshHost};
+pub use several::{GenPart, Generators};
+use session::Session;
+
+/// What a worker adds to its run before it stops on its own: time for a
+/// late start, the receiver's drain and a slow link.
+pub const GRACE: Duration = Duration::from_secs(15);
+
+/// A generator or receiver on `host`.
+#[derive(Clone, Debug)]
+pub struct Remote {
+    pub host: SshHost,
+    /// The longest a run lasts (a receiver has no duration of its own: it
+    /// stops when told); the worker stops itself after it plus [`GRACE`].
+    pub run_limit: Duration,
+}
+
+/// An interface's facts on a host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortFacts {
+    pub mac: [u8; 6],
+    pub up: bool,
+    pub mtu: u32,
+}
+
+impl Remote {
+    pub(crate) fn deadline(&self, duration: Option<Duration>) -> f64 {
+        (duration.unwrap_or(self.run_limit) + GRACE).as_secs_f64()
+    }
+
+    /// The MAC, state and MTU of `iface` (in `netns`) on the host, through
+    /// a worker that sends nothing.
+    pub fn probe(&self, iface: &str, netns: Option<&str>) -> Result<PortFacts, BenchError> {
+        let job = Job {
+            version: PROTOCOL_VERSION,
+            task: Task::Probe(PortRef {
+                iface: iface.to_string(),
+                netns: netns.map(str::to_string),
+            }),
+            deadline_secs: GRACE.as_secs_f64(),
+        };
+        session::probe(&self.host, &job)
+    }
+}
+
+impl Endpoint for Remote {
+    fn generate(
+        &self,
+        cfg: &GenConfig,
+        stop: &StopSignal,
+        on_event: &mut dyn FnMut(TxEvent),
+    ) -> Result<TxSummary, BenchError> {
+        let job = Job {
+            version: PROTOCOL_VERSION,
+            task: Task::Gen(GenJob::from_config(cfg)?),
+            deadline_secs: self.deadline(cfg.plan.duration),
+        };
+        let mut s = Session::open(&self.host, &job)?;
+        s.start_now()?;
+        follow_gen(&mut s, stop, on_event)
+    }
+
+    fn receive(
+        &self,
+        cfg: &RecvConfig,
+        stop: &StopSignal,
+        on_event: &mut (dyn FnMut(RxEvent) + Send),
+    ) -> Result<RxSummary, BenchError> {
+        let job = Job {
+            version: PROTOCOL_VERSION,
+            task: Task::Recv(RecvJob::from_config(cfg)?),
+            deadline_secs: self.deadline(cfg.plan.duration),
+        };
+        let mut s = Session::open(&self.host, &job)?;
+        s.start_now()?;
+        loop {
+            match s.next(stop)? {
+                Reply::Listening { backend } => on_event(RxEvent::Ready { backend }),
+                Reply::RxInterval(iv) => on_event(RxEvent::Interval(iv)),
+                Reply::RxSummary(summary) => {
+                    s.finish();
+                    return Ok(summary);
+                }
+                other => return Err(unexpected(&self.host, &other)),
+            }
+        }
+    }
+}
+
+/// A generator's replies until its summary.
+pub(crate) fn follow_gen(
+    s: &mut Session,
+    stop: &StopSignal,
+    on_event: &mut dyn FnMut(TxEvent),
+) -> Result<TxSummary, BenchError> {
+    loop {
+        match s.next(stop)? {
+            Reply::Started { backend } => on_event(TxEvent::Started { backend }),
+            Reply::TxInterval(iv) => on_event(TxEvent::Interval(iv)),
+            Reply::TxSummary(summary) => return Ok(summary),
+            other => return Err(unexpected(s.host(), &other)),
+        }
+    }
+}
+
+fn unexpected(host: &SshHost, r: &Reply) -> BenchError {
+    BenchError::Trial(format!("{}: unexpected reply from the worker: {r:?}", host.label()))
+}

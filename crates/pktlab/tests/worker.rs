@@ -1,0 +1,235 @@
+//! `pktlab worker --stdio` spoken to directly, as a controller does over
+//! ssh: the job, `ready`, `start`, interval lines and a summary; and every
+//! way it stops on its own. Frames go over a veth pair in a namespace the
+//! test creates (root needed).
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use common::{VethNs, PKTLAB};
+
+struct Worker {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: BufReader<ChildStdout>,
+}
+
+impl Worker {
+    fn start(ns: &str) -> Worker {
+        let mut child = Command::new("ip")
+            .args(["netns", "exec", ns, PKTLAB, "worker", "--stdio"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Worker {
+            stdin: child.stdin.take(),
+            lines: BufReader::new(child.stdout.take().unwrap()),
+            child,
+        }
+    }
+
+    fn send(&mut self, v: &Value) {
+        let stdin = self.stdin.as_mut().unwrap();
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn next(&mut self) -> Value {
+        let mut line = String::new();
+        self.lines.read_line(&mut line).unwrap();
+        serde_json::from_str(line.trim()).unwrap_or_else(|e| panic!("{e}: {line:?}"))
+    }
+
+    /// Reads lines until the summary; returns the number of intervals
+    /// and the summary.
+    fn until_summary(&mut self, kind: &str) -> (usize, Value) {
+        let mut intervals = 0;
+        loop {
+            let v = self.next();
+            if v["type"] == kind {
+                return (intervals, v);
+            }
+            if v["type"] == "started" || v["type"] == "listening" {
+                continue;
+            }
+            assert!(v["type"].as_str().unwrap().ends_with("interval"), "{v}");
+            intervals += 1;
+        }
+    }
+
+    /// Waits (at most 10 s) for the exit code and the standard error.
+    fn exit(mut self) -> (i32, String) {
+        let end = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(Instant::now() < end, "the worker did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(self.child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        (status.code().unwrap_or(-1), err)
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn gen_job(v: &VethNs, duration: f64, deadline: f64) -> Value {
+    let dst: Vec<u8> = v
+        .mac("vb")
+        .split(':')
+        .map(|b| u8::from_str_radix(b, 16).unwrap())
+        .collect();
+    json!({
+        "version": 1,
+        "deadline_secs": deadline,
+        "task": {
+            "role": "gen", "io": "afpacket", "iface": "va",
+            "src_mac": [2, 0, 0, 0, 0, 1], "dst_mac": dst,
+            "vlan": null, "ttl": 64,
+            "src": "198.18.10.1:2000-198.18.10.20:2000",
+            "dst": "198.19.10.1:2000-198.19.10.100:2000",
+            "random_seed": null, "sizes": "64", "threads": 1, "count": null,
+            "duration_secs": duration, "rate_pps": 2000.0, "batch": 32,
+            "interval_secs": 0.25, "cpus": [], "netns": null
+        }
+    })
+}
+
+fn start_now(w: &mut Worker, ready: &Value) {
+    let at = ready["clock_unix_ns"].as_u64().unwrap();
+    w.send(&json!({"type": "start", "at_unix_ns": at}));
+}
+
+#[test]
+fn a_receiver_and_a_generator_job_count_the_same_frames() {
+    let v = VethNs::new();
+    let mut rx = Worker::start(&v.ns);
+    rx.send(&json!({
+        "version": 1, "deadline_secs": 30.0,
+        "task": {"role": "recv", "io": "afpacket", "iface": "vb", "threads": 1,
+                 "count": null, "duration_secs": null, "idle_secs": null,
+                 "interval_secs": 0.25, "cpus": [], "netns": null}
+    }));
+    let ready = rx.next();
+    assert_eq!(ready["type"], "ready");
+    assert_eq!(ready["version"], 1);
+    assert_eq!(ready["pktlab"], env!("CARGO_PKG_VERSION"));
+    // Its clock is this host's.
+    let now = pktlab_io::clock::realtime_ns();
+    assert!(ready["clock_unix_ns"].as_u64().unwrap().abs_diff(now) < 5_000_000_000);
+    start_now(&mut rx, &ready);
+    assert_eq!(rx.next()["type"], "listening");
+
+    let mut tx = Worker::start(&v.ns);
+    tx.send(&gen_job(&v, 1.0, 20.0));
+    let ready = tx.next();
+    start_now(&mut tx, &ready);
+    assert_eq!(tx.next()["type"], "started");
+    let (intervals, sent) = tx.until_summary("tx_summary");
+    let packets = sent["packets"].as_u64().unwrap();
+    // 1 s at 2 kpps: 2000 frames at most, fewer on a starved machine.
+    assert!((1_000..=2_032).contains(&packets), "{sent}");
+    assert!((2..=6).contains(&intervals), "{intervals}");
+    assert_eq!(tx.exit().0, 0);
+
+    std::thread::sleep(Duration::from_millis(300));
+    rx.send(&json!({"type": "stop"}));
+    let (_, got) = rx.until_summary("rx_summary");
+    assert_eq!(got["packets"].as_u64(), Some(packets), "{got}");
+    assert_eq!(got["lost"], 0);
+    assert_eq!(got["foreign"], 0);
+    assert_eq!(rx.exit().0, 0);
+}
+
+#[test]
+fn the_end_of_input_stops_a_running_generator() {
+    let v = VethNs::new();
+    let mut w = Worker::start(&v.ns);
+    w.send(&gen_job(&v, 60.0, 90.0));
+    let ready = w.next();
+    start_now(&mut w, &ready);
+    assert_eq!(w.next()["type"], "started");
+    assert_eq!(w.next()["type"], "tx_interval");
+    let cut = Instant::now();
+    // What a killed ssh does to the remote worker.
+    w.stdin.take();
+    let (_, summary) = w.until_summary("tx_summary");
+    assert!(cut.elapsed() < Duration::from_secs(5));
+    assert!(summary["seconds"].as_f64().unwrap() < 10.0, "{summary}");
+    assert_eq!(w.exit().0, 0);
+}
+
+#[test]
+fn the_deadline_and_sighup_stop_a_generator_whatever_the_controller_does() {
+    let v = VethNs::new();
+    // A 60 s run with a 1 s deadline: the worker's own limit wins.
+    let mut w = Worker::start(&v.ns);
+    w.send(&gen_job(&v, 60.0, 1.0));
+    let ready = w.next();
+    start_now(&mut w, &ready);
+    let (_, summary) = w.until_summary("tx_summary");
+    let secs = summary["seconds"].as_f64().unwrap();
+    assert!((0.5..5.0).contains(&secs), "{summary}");
+    assert_eq!(w.exit().0, 0);
+
+    let mut w = Worker::start(&v.ns);
+    w.send(&gen_job(&v, 60.0, 90.0));
+    let ready = w.next();
+    start_now(&mut w, &ready);
+    assert_eq!(w.next()["type"], "started");
+    let hup = Instant::now();
+    common::sh(&format!("kill -HUP {}", w.child.id()));
+    let (_, summary) = w.until_summary("tx_summary");
+    assert!(hup.elapsed() < Duration::from_secs(5));
+    assert!(summary["seconds"].as_f64().unwrap() < 10.0, "{summary}");
+    assert_eq!(w.exit().0, 0);
+}
+
+#[test]
+fn another_protocol_version_or_a_bad_job_is_one_error_line_and_exit_1() {
+    let v = VethNs::new();
+    let mut w = Worker::start(&v.ns);
+    w.send(&json!({"version": 2, "task": {"role": "gen"}, "deadline_secs": 1}));
+    let e = w.next();
+    assert_eq!(e["type"], "error");
+    let msg = format!(
+        "protocol version 2 from the controller, but this worker (pktlab {}) speaks version 1: use the same pktlab version on every host",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert_eq!(e["message"], msg.as_str());
+    let (code, err) = w.exit();
+    assert_eq!(code, 1);
+    assert_eq!(err, format!("pktlab worker: {msg}\n"));
+
+    // A destination outside the test ranges is refused before `ready`.
+    let mut w = Worker::start(&v.ns);
+    let mut job = gen_job(&v, 1.0, 5.0);
+    job["task"]["dst"] = json!("8.8.8.8:53");
+    w.send(&job);
+    let e = w.next();
+    assert_eq!(e["type"], "error");
+    assert!(e["message"].as_str().unwrap().contains("8.8.8.8"), "{e}");
+    assert_eq!(w.exit().0, 1);
+
+    // Without --stdio: a usage error.
+    let out = Command::new(PKTLAB).arg("worker").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "pktlab: pktlab worker needs --stdio: it is started by pktlab bench over ssh\n"
+    );
+}
