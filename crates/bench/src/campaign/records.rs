@@ -269,6 +269,7 @@ mod tests {
                 out_of_order: 0,
                 duplicates: 0,
                 foreign: 0,
+                untracked: 0,
                 ring_drops: 0,
                 latency_ns: None,
                 interrupted: false,
