@@ -53,6 +53,18 @@ pub fn corpus(target: &str) -> Vec<Vec<u8>> {
     paths.iter().map(|p| std::fs::read(p).unwrap()).collect()
 }
 
+/// A file of this thread's own scratch folder (kept for the whole run:
+/// a folder per case would cost more than the parsing) holding `bytes`,
+/// for the readers that take a path.
+pub fn scratch_file(name: &str, bytes: &[u8]) -> PathBuf {
+    thread_local! {
+        static DIR: tempfile::TempDir = tempfile::tempdir().unwrap();
+    }
+    let path = DIR.with(|d| d.path().join(name));
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
 /// One edit of a seed. Positions are taken modulo the input's length, so
 /// every edit applies to any input.
 #[derive(Clone, Debug)]

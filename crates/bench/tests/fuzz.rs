@@ -27,9 +27,7 @@ fn check_campaign(text: &str) {
 }
 
 fn check_run_file(bytes: &[u8]) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("x.inet4-64.1.jsonl");
-    std::fs::write(&path, bytes).unwrap();
+    let path = harness::scratch_file("x.inet4-64.1.jsonl", bytes);
     if let Err(e) = read_run(&path) {
         {
             let text = e.to_string();

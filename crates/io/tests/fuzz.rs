@@ -14,9 +14,7 @@ use pktlab_io::port::RxPort;
 /// Reads `bytes` as a pcap file; returns the frames read before the end
 /// or the first error.
 fn read_all(bytes: &[u8]) -> usize {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("fuzz.pcap");
-    std::fs::write(&path, bytes).unwrap();
+    let path = harness::scratch_file("fuzz.pcap", bytes);
     let mut rx = match PcapRx::open(&path) {
         Ok(rx) => rx,
         Err(e) => {
