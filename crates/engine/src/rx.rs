@@ -330,8 +330,8 @@ struct RxWatch<'a, E> {
 /// the run would otherwise count 0 and, with `-W`, wait for ever.
 struct UnseenFrames {
     iface: String,
-    /// The interface's received frames (delivered and dropped) at the start.
-    start: Option<u64>,
+    /// The interface's `rx_packets` and `rx_dropped` at the start.
+    start: Option<(u64, u64)>,
     /// The sample at which the interface first counted frames.
     first_seen: Option<u64>,
     samples: u64,
@@ -351,13 +351,14 @@ impl UnseenFrames {
         }
     }
 
-    /// The interface's count, read in the receiver's namespace; None when
-    /// it cannot be read (the run's end reports that).
-    fn read(&self, netns: Option<&str>) -> Option<u64> {
+    /// The interface's `rx_packets` and `rx_dropped`, read in the
+    /// receiver's namespace; None when they cannot be read (the run's end
+    /// reports that).
+    fn read(&self, netns: Option<&str>) -> Option<(u64, u64)> {
         let name = self.iface.as_str();
         pool::in_netns(netns, "RX", || Ok(read_counters(name)?))
             .ok()
-            .map(|c| c.rx_packets + c.rx_dropped)
+            .map(|c| (c.rx_packets, c.rx_dropped))
     }
 
     /// After each interval (`packets` received in it): reads the
@@ -372,16 +373,21 @@ impl UnseenFrames {
     }
 
     /// The warning, once, when a whole interval has passed since the
-    /// interface (`now`: its count) counted its first frame and the
-    /// receiver still has none.
-    fn step(&mut self, packets: u64, now: Option<u64>, backend: &str) -> Option<String> {
+    /// interface (`now`: its counters) counted its first frame and the
+    /// receiver still has none. A frame the interface drops is in
+    /// `rx_dropped` and, on some drivers (veth), in `rx_packets` too: the
+    /// frames seen are the larger of the two counts.
+    fn step(&mut self, packets: u64, now: Option<(u64, u64)>, backend: &str) -> Option<String> {
         self.samples += 1;
         self.received += packets;
         if self.said || self.received > 0 {
             return None;
         }
         let (start, now) = (self.start?, now?);
-        let seen = now.saturating_sub(start);
+        let seen = now
+            .0
+            .saturating_sub(start.0)
+            .max(now.1.saturating_sub(start.1));
         if seen == 0 {
             return None;
         }
@@ -588,7 +594,7 @@ mod tests {
 
     fn watcher() -> UnseenFrames {
         let mut u = UnseenFrames::new("r0");
-        u.start = Some(100);
+        u.start = Some((100, 7));
         u
     }
 
@@ -597,31 +603,31 @@ mod tests {
         let mut u = watcher();
         // Nothing yet, then the interface's first frames: wait a whole
         // interval (they may be in the ring still).
-        assert_eq!(u.step(0, Some(100), "afxdp"), None);
-        assert_eq!(u.step(0, Some(5100), "afxdp"), None);
-        let w = u.step(0, Some(10100), "afxdp").unwrap();
+        assert_eq!(u.step(0, Some((100, 7)), "afxdp"), None);
+        assert_eq!(u.step(0, Some((5100, 5007)), "afxdp"), None);
+        let w = u.step(0, Some((10100, 10007)), "afxdp").unwrap();
         assert_eq!(
             w,
             "r0 counted 10000 frames since the start and the receiver (afxdp) got none: \
              frames longer than its buffers, or taken by another program on r0?"
         );
         // Once only.
-        assert_eq!(u.step(0, Some(20100), "afxdp"), None);
+        assert_eq!(u.step(0, Some((20100, 20007)), "afxdp"), None);
     }
 
     #[test]
     fn a_burst_within_one_interval_is_said_too() {
         let mut u = watcher();
-        assert_eq!(u.step(0, Some(110), "afxdp"), None);
-        assert!(u.step(0, Some(110), "afxdp").is_some());
+        assert_eq!(u.step(0, Some((100, 17)), "afxdp"), None);
+        assert!(u.step(0, Some((100, 17)), "afxdp").is_some());
     }
 
     #[test]
     fn frames_received_mean_no_warning() {
         let mut u = watcher();
-        assert_eq!(u.step(0, Some(200), "afpacket"), None);
-        assert_eq!(u.step(5, Some(300), "afpacket"), None);
-        assert_eq!(u.step(0, Some(400), "afpacket"), None);
+        assert_eq!(u.step(0, Some((200, 7)), "afpacket"), None);
+        assert_eq!(u.step(5, Some((300, 7)), "afpacket"), None);
+        assert_eq!(u.step(0, Some((400, 7)), "afpacket"), None);
         // And no reading: nothing to say.
         let mut u = watcher();
         assert_eq!(u.step(0, None, "afpacket"), None);
