@@ -47,6 +47,7 @@ pub fn corpus(target: &str) -> Vec<Vec<u8>> {
         .unwrap_or_else(|e| panic!("corpus {}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
         .filter(|p| p.is_file())
+        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
         .collect();
     paths.sort();
     assert!(!paths.is_empty(), "corpus {} is empty", dir.display());
