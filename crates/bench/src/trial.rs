@@ -286,7 +286,7 @@ fn one_trial(
         let ready = loop {
             match rx_events.recv_timeout(READY_TIMEOUT) {
                 Ok(RxEvent::Ready { .. }) => break Ok(Instant::now()),
-                Ok(RxEvent::Interval(_)) => continue,
+                Ok(RxEvent::Interval(_) | RxEvent::Warning(_)) => continue,
                 Err(_) => break Err(()),
             }
         };

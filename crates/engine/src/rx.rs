@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 use hdrhistogram::Histogram;
-use pktlab_io::iface::IfCounters;
+use pktlab_io::iface::{read_counters, IfCounters};
 use pktlab_io::port::{RxFrame, RxPort};
 use pktlab_io::IoError;
 use pktlab_wire::parse::{parse_test_frame, FlowKey};
@@ -16,13 +16,26 @@ use pktlab_wire::payload::latency_ns;
 use crate::backend::describe_backends;
 use crate::pool::{self, PoolSpec, Published, Sample, Watch, Worker};
 use crate::rates::{l1_bps, per_second};
-use crate::seq::{SeqCounts, StreamTable};
+use crate::seq::{SeqCounts, StreamTable, MAX_STREAMS};
 use crate::{EngineError, StopSignal, FCS_LEN};
 
 /// How long a worker waits for frames before it looks at the stop signal.
 const POLL_TIMEOUT: Duration = Duration::from_millis(20);
 /// Latencies above this (an hour) are clamped: the clocks are not shared.
 const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+
+/// Distinct 5-tuples one thread remembers: frames anyone sends can carry
+/// new ones, so the set stops growing there (a generator's flows are fewer
+/// as a rule; `flows` then says "at least").
+pub const MAX_FLOWS_SEEN: usize = 1 << 16;
+
+/// The most memory one RX thread's checking takes, whatever frames arrive:
+/// the stream table, a 5-tuple hash per stream, and the flow set (a
+/// hashbrown table of at most twice as many buckets as entries, each a key
+/// and a control byte, plus the old table while it grows).
+pub const CHECKER_MAX_BYTES: usize = StreamTable::MAX_BYTES
+    + MAX_STREAMS as usize * std::mem::size_of::<u64>()
+    + 2 * MAX_FLOWS_SEEN * (std::mem::size_of::<FlowKey>() + 1) * 3 / 2;
 
 /// What an RX run should do.
 #[derive(Clone, Debug)]
@@ -94,6 +107,9 @@ pub struct RxThreadSummary {
     pub packets: u64,
     pub bytes: u64,
     pub foreign: u64,
+    /// Test frames of stream ids beyond the ones a thread tracks.
+    #[serde(default)]
+    pub untracked: u64,
     /// Frames the kernel dropped because this port's ring was full.
     pub ring_drops: u64,
     pub cpu: Option<usize>,
@@ -118,8 +134,9 @@ pub struct RxSummary {
     pub out_of_order: u64,
     pub duplicates: u64,
     pub foreign: u64,
-    /// Test frames of streams beyond the receiver's stream limit (`--io
-    /// xdp --streams`): counted, not sequence-checked. Always 0 elsewhere.
+    /// Test frames counted in `packets` but not sequence-checked: stream
+    /// ids from [`MAX_STREAMS`] up in user space, streams beyond `--io xdp
+    /// --streams` in the kernel (bounds on the receiver's memory).
     #[serde(default)]
     pub untracked: u64,
     pub ring_drops: u64,
@@ -141,6 +158,8 @@ pub enum RxEvent {
         backend: String,
     },
     Interval(RxInterval),
+    /// Something the user must know now, not in the summary: one line.
+    Warning(String),
 }
 
 #[derive(Default)]
@@ -209,15 +228,22 @@ impl Checker {
         };
         let stream = t.payload.stream;
         self.streams.observe(stream, t.payload.seq);
+        if !StreamTable::tracks(stream) {
+            return;
+        }
         let key_hash = hash_key(&t.key);
         let i = stream as usize;
         if i >= self.stream_keys.len() {
-            self.stream_keys
-                .resize((i + 1).next_power_of_two().max(1024), 0);
+            let len = (i + 1)
+                .next_power_of_two()
+                .clamp(1024, MAX_STREAMS as usize);
+            self.stream_keys.resize(len, 0);
         }
         if self.stream_keys[i] != key_hash {
             self.stream_keys[i] = key_hash;
-            self.flows.insert(t.key);
+            if self.flows.len() < MAX_FLOWS_SEEN {
+                self.flows.insert(t.key);
+            }
         }
         let lat = latency_ns(frame.ts_ns, t.payload.ts40).clamp(1, MAX_LATENCY_NS);
         self.latency.saturating_record(lat);
@@ -292,6 +318,8 @@ where
     let mut watch = RxWatch {
         plan,
         on_event: &mut on_event,
+        unseen: plan.iface.as_deref().map(UnseenFrames::new),
+        backend: String::new(),
     };
     let finished = pool::run(&spec, workers, &mut watch)?;
     Ok(summarize(finished.ends, finished.iface))
@@ -302,13 +330,101 @@ where
 struct RxWatch<'a, E> {
     plan: &'a RxPlan,
     on_event: &'a mut E,
+    unseen: Option<UnseenFrames>,
+    backend: String,
+}
+
+/// Watches for frames the interface counts and the receiver never gets
+/// (frames longer than an AF_XDP chunk, a program that takes them first):
+/// the run would otherwise count 0 and, with `-W`, wait for ever.
+struct UnseenFrames {
+    iface: String,
+    /// The interface's `rx_packets` and `rx_dropped` at the start.
+    start: Option<(u64, u64)>,
+    /// The sample at which the interface first counted frames.
+    first_seen: Option<u64>,
+    samples: u64,
+    received: u64,
+    said: bool,
+}
+
+impl UnseenFrames {
+    fn new(iface: &str) -> UnseenFrames {
+        UnseenFrames {
+            iface: iface.to_string(),
+            start: None,
+            first_seen: None,
+            samples: 0,
+            received: 0,
+            said: false,
+        }
+    }
+
+    /// The interface's `rx_packets` and `rx_dropped`, read in the
+    /// receiver's namespace; None when they cannot be read (the run's end
+    /// reports that).
+    fn read(&self, netns: Option<&str>) -> Option<(u64, u64)> {
+        let name = self.iface.as_str();
+        pool::in_netns(netns, "RX", || Ok(read_counters(name)?))
+            .ok()
+            .map(|c| (c.rx_packets, c.rx_dropped))
+    }
+
+    /// After each interval (`packets` received in it): reads the
+    /// interface while the receiver has nothing, and says so once.
+    fn check(&mut self, netns: Option<&str>, packets: u64, backend: &str) -> Option<String> {
+        let now = if self.said || self.received + packets > 0 {
+            None
+        } else {
+            self.read(netns)
+        };
+        self.step(packets, now, backend)
+    }
+
+    /// The warning, once, when a whole interval has passed since the
+    /// interface (`now`: its counters) counted its first frame and the
+    /// receiver still has none. A frame the interface drops is in
+    /// `rx_dropped` and, on some drivers (veth), in `rx_packets` too: the
+    /// frames seen are the larger of the two counts.
+    fn step(&mut self, packets: u64, now: Option<(u64, u64)>, backend: &str) -> Option<String> {
+        self.samples += 1;
+        self.received += packets;
+        if self.said || self.received > 0 {
+            return None;
+        }
+        let (start, now) = (self.start?, now?);
+        let seen = now
+            .0
+            .saturating_sub(start.0)
+            .max(now.1.saturating_sub(start.1));
+        if seen == 0 {
+            return None;
+        }
+        let first = *self.first_seen.get_or_insert(self.samples);
+        if first == self.samples {
+            return None;
+        }
+        self.said = true;
+        Some(unseen_warning(&self.iface, seen, backend))
+    }
+}
+
+/// The warning of [`UnseenFrames`].
+pub fn unseen_warning(iface: &str, seen: u64, backend: &str) -> String {
+    format!(
+        "{iface} counted {seen} frames since the start and the receiver ({backend}) got none: \
+         frames longer than its buffers, or taken by another program on {iface}?"
+    )
 }
 
 impl<E: FnMut(RxEvent)> Watch<Counters> for RxWatch<'_, E> {
     fn started(&mut self, backends: &[String]) {
-        (self.on_event)(RxEvent::Ready {
-            backend: describe_backends(backends),
-        });
+        let backend = describe_backends(backends);
+        if let Some(u) = self.unseen.as_mut() {
+            u.start = u.read(self.plan.netns.as_deref());
+        }
+        self.backend = backend.clone();
+        (self.on_event)(RxEvent::Ready { backend });
     }
 
     fn look(
@@ -336,6 +452,11 @@ impl<E: FnMut(RxEvent)> Watch<Counters> for RxWatch<'_, E> {
     }
 
     fn sample(&mut self, s: Sample) {
+        let netns = self.plan.netns.as_deref();
+        let (packets, backend) = (s.packets, &self.backend);
+        if let Some(w) = self.unseen.as_mut().and_then(|u| u.check(netns, packets, backend)) {
+            (self.on_event)(RxEvent::Warning(w));
+        }
         (self.on_event)(RxEvent::Interval(RxInterval {
             elapsed: s.elapsed,
             seconds: s.seconds,
@@ -393,7 +514,7 @@ fn summarize(ends: Vec<WorkerEnd>, iface: Option<IfCounters>) -> RxSummary {
         out_of_order: seq.out_of_order,
         duplicates: seq.duplicates,
         foreign: ends.iter().map(|e| e.summary.foreign).sum(),
-        untracked: 0,
+        untracked: ends.iter().map(|e| e.summary.untracked).sum(),
         ring_drops: ends.iter().map(|e| e.summary.ring_drops).sum(),
         latency_buckets: latency.as_ref().map_or_else(Vec::new, |h| {
             h.iter_recorded()
@@ -474,9 +595,97 @@ where
             packets: checker.packets,
             bytes: checker.bytes,
             foreign: checker.foreign,
+            untracked: checker.streams.untracked(),
             ring_drops,
             cpu,
         },
         checker,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn watcher() -> UnseenFrames {
+        let mut u = UnseenFrames::new("r0");
+        u.start = Some((100, 7));
+        u
+    }
+
+    #[test]
+    fn unseen_frames_are_said_one_interval_after_the_first() {
+        let mut u = watcher();
+        // Nothing yet, then the interface's first frames: wait a whole
+        // interval (they may be in the ring still).
+        assert_eq!(u.step(0, Some((100, 7)), "afxdp"), None);
+        assert_eq!(u.step(0, Some((5100, 5007)), "afxdp"), None);
+        let w = u.step(0, Some((10100, 10007)), "afxdp").unwrap();
+        assert_eq!(
+            w,
+            "r0 counted 10000 frames since the start and the receiver (afxdp) got none: \
+             frames longer than its buffers, or taken by another program on r0?"
+        );
+        // Once only.
+        assert_eq!(u.step(0, Some((20100, 20007)), "afxdp"), None);
+    }
+
+    #[test]
+    fn a_burst_within_one_interval_is_said_too() {
+        let mut u = watcher();
+        assert_eq!(u.step(0, Some((100, 17)), "afxdp"), None);
+        assert!(u.step(0, Some((100, 17)), "afxdp").is_some());
+    }
+
+    #[test]
+    fn frames_received_mean_no_warning() {
+        let mut u = watcher();
+        assert_eq!(u.step(0, Some((200, 7)), "afpacket"), None);
+        assert_eq!(u.step(5, Some((300, 7)), "afpacket"), None);
+        assert_eq!(u.step(0, Some((400, 7)), "afpacket"), None);
+        // And no reading: nothing to say.
+        let mut u = watcher();
+        assert_eq!(u.step(0, None, "afpacket"), None);
+        assert_eq!(u.step(0, None, "afpacket"), None);
+    }
+
+    #[test]
+    fn checker_bound_by_hand() {
+        // 2^20 x 64 + 2^20 x 8 + 2 x 2^16 x 49 x 3 / 2 bytes.
+        assert_eq!(std::mem::size_of::<FlowKey>(), 48);
+        assert_eq!(CHECKER_MAX_BYTES, 67_108_864 + 8_388_608 + 9_633_792);
+    }
+
+    #[test]
+    fn checker_counts_high_streams_as_untracked() {
+        // A test frame of the fuzz corpus (stream 1, sequence 7); the
+        // stream id is bytes 44-46 (Ethernet 14, IPv4 20, UDP 8, magic 2).
+        let seed = include_bytes!("../../../fuzz/corpus/frame/ipv4.bin");
+        let mut c = Checker::new();
+        for (i, stream) in [1u32, MAX_STREAMS - 1, MAX_STREAMS, 0xff_ffff].iter().enumerate() {
+            let mut f = seed.to_vec();
+            f[44..47].copy_from_slice(&stream.to_be_bytes()[1..]);
+            // A new source port each time: a new 5-tuple.
+            f[34..36].copy_from_slice(&(i as u16).to_be_bytes());
+            c.check(&RxFrame {
+                data: &f,
+                wire_len: f.len() as u32,
+                ts_ns: 1,
+            });
+        }
+        c.check(&RxFrame {
+            data: &seed[..20],
+            wire_len: 20,
+            ts_ns: 2,
+        });
+        assert_eq!(c.packets, 5);
+        assert_eq!(c.foreign, 1);
+        assert_eq!(c.streams.untracked(), 2);
+        assert_eq!(c.streams.streams_seen(), 2);
+        // Only the tracked streams' 5-tuples are kept.
+        assert_eq!(c.flows.len(), 2);
+        assert_eq!(c.stream_keys.len(), MAX_STREAMS as usize);
+        // Both tracked streams started at 7: 0 to 6 lost in each.
+        assert_eq!(c.streams.totals().lost, 14);
+    }
 }

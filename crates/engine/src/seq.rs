@@ -15,10 +15,23 @@
 //!   as late when gaps are open and as a duplicate when none are.
 //!
 //! Frames before the first one a stream delivers count as lost: the
-//! receiver must start before the generator (as `pktlab bench` does).
+//! receiver must start before the generator (as `pktlab bench` does). A
+//! first frame numbered 2^31 or more (before 0 in serial-number terms: a
+//! wrapped stream, or a forged frame) starts the stream there, nothing
+//! lost.
+//!
+//! Anyone on the segment can send frames with the test payload, so one
+//! thread tracks at most [`MAX_STREAMS`] streams (ids below it); frames of
+//! higher ids are counted as untracked and cost no memory.
 
 /// How far back (in sequence numbers) late frames are told from duplicates.
 pub const WINDOW: u32 = 128;
+
+/// Streams one RX thread tracks: ids 0 to `MAX_STREAMS - 1`. A generator
+/// makes a stream per flow, so runs of up to this many flows are checked
+/// whole; the table's memory is bounded by [`StreamTable::MAX_BYTES`]
+/// whatever stream ids arrive.
+pub const MAX_STREAMS: u32 = 1 << 20;
 
 /// The state of one stream.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -59,6 +72,9 @@ impl StreamState {
     /// Accounts for the frame numbered `seq`.
     #[inline]
     pub fn observe(&mut self, seq: u32) {
+        if self.received == 0 {
+            return self.first(seq);
+        }
         self.received += 1;
         // Serial-number arithmetic (RFC 1982): the signed distance from next.
         let d = seq.wrapping_sub(self.next) as i32;
@@ -92,6 +108,27 @@ impl StreamState {
         }
     }
 
+    /// The stream's first frame. Every bit of the window stands for a
+    /// number below it: absent (0) for the numbers from 0 counted as lost,
+    /// present (1) for the numbers "before 0", never counted. So a late
+    /// frame only takes back a loss that was counted, and `lost` never goes
+    /// below zero.
+    #[cold]
+    fn first(&mut self, seq: u32) {
+        self.received = 1;
+        self.next = seq.wrapping_add(1);
+        if (seq as i32) < 0 {
+            self.window = u128::MAX;
+            return;
+        }
+        self.lost = seq as u64;
+        self.window = if seq >= 127 {
+            1
+        } else {
+            (u128::MAX << (seq + 1)) | 1
+        };
+    }
+
     pub fn counts(&self) -> SeqCounts {
         SeqCounts {
             received: self.received,
@@ -107,14 +144,29 @@ impl StreamState {
 pub struct StreamTable {
     streams: Vec<StreamState>,
     seen: u32,
+    untracked: u64,
 }
 
 impl StreamTable {
+    /// The most memory the table takes.
+    pub const MAX_BYTES: usize = MAX_STREAMS as usize * std::mem::size_of::<StreamState>();
+
+    /// True for the stream ids the table tracks.
+    #[inline]
+    pub fn tracks(stream: u32) -> bool {
+        stream < MAX_STREAMS
+    }
+
     /// Accounts for frame `seq` of `stream`; returns true when the stream is
-    /// new. Grows the table on demand (stream ids are dense flow indexes
-    /// below 2^24, so the table is at most 2^24 entries).
+    /// new. Grows the table on demand (stream ids are dense flow indexes),
+    /// up to [`MAX_STREAMS`] entries; a frame of a higher id is only
+    /// counted as untracked.
     #[inline]
     pub fn observe(&mut self, stream: u32, seq: u32) -> bool {
+        if !Self::tracks(stream) {
+            self.untracked += 1;
+            return false;
+        }
         let i = stream as usize;
         if i >= self.streams.len() {
             self.grow(i);
@@ -130,8 +182,20 @@ impl StreamTable {
 
     #[cold]
     fn grow(&mut self, i: usize) {
-        let len = (i + 1).next_power_of_two().max(1024);
+        let len = (i + 1)
+            .next_power_of_two()
+            .clamp(1024, MAX_STREAMS as usize);
         self.streams.resize(len, StreamState::default());
+    }
+
+    /// Frames of stream ids beyond [`MAX_STREAMS`].
+    pub fn untracked(&self) -> u64 {
+        self.untracked
+    }
+
+    /// Entries allocated (for tests of the bound).
+    pub fn capacity(&self) -> usize {
+        self.streams.capacity()
     }
 
     /// Number of streams that delivered at least one frame.
@@ -239,6 +303,67 @@ mod tests {
             s.observe(q);
         }
         assert_eq!(s.counts(), c(7, 0, 1, 0));
+    }
+
+    #[test]
+    fn first_frame_near_2_pow_32_starts_the_stream() {
+        // Nothing before it is counted lost, and the numbers "before 0"
+        // arriving later never take back a loss that was not counted.
+        assert_eq!(run(&[u32::MAX - 1, u32::MAX, 0]), c(3, 0, 0, 0));
+        assert_eq!(run(&[u32::MAX - 5, u32::MAX - 7]), c(2, 0, 0, 1));
+        assert_eq!(run(&[0x8000_0000, 5]), c(2, 0, 0, 1));
+        // These used to take `lost` below zero (a panic in debug builds,
+        // 2^64 - 1 lost frames in release ones).
+        assert_eq!(run(&[u32::MAX - 3]), c(1, 0, 0, 0));
+        assert_eq!(run(&[0, u32::MAX]), c(2, 0, 0, 1));
+        assert_eq!(
+            run(&[2, u32::MAX, u32::MAX - 1, u32::MAX - 2]),
+            c(4, 2, 0, 3)
+        );
+        // A late frame still fills a gap counted from 0.
+        assert_eq!(run(&[3, 1]), c(2, 2, 1, 0));
+        assert_eq!(run(&[200, 100]), c(2, 199, 1, 0));
+    }
+
+    #[test]
+    fn any_sequence_keeps_the_counts_consistent() {
+        // received = in order + late + duplicates, whatever the numbers.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..2000 {
+            let mut s = StreamState::default();
+            let n = (x % 300) as usize;
+            for _ in 0..n {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let q = match x % 4 {
+                    0 => x as u32,
+                    1 => (x % 256) as u32,
+                    2 => u32::MAX - (x % 256) as u32,
+                    _ => s.next.wrapping_sub((x % 300) as u32),
+                };
+                s.observe(q);
+            }
+            let c = s.counts();
+            assert_eq!(c.received, n as u64);
+            assert!(c.out_of_order + c.duplicates <= c.received);
+            // Gaps are below 2^31 each: a larger total wrapped below zero.
+            assert!(c.lost < 300 << 31, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn table_is_bounded_whatever_ids_arrive() {
+        // 16 million distinct stream ids, the whole 24-bit space.
+        let mut t = StreamTable::default();
+        for id in 0..1u32 << 24 {
+            t.observe(id, u32::MAX - (id & 0xff));
+        }
+        assert_eq!(t.capacity(), MAX_STREAMS as usize);
+        assert_eq!(t.streams_seen(), MAX_STREAMS);
+        assert_eq!(t.untracked(), (1 << 24) - MAX_STREAMS as u64);
+        assert_eq!(t.totals(), c(MAX_STREAMS as u64, 0, 0, 0));
+        assert_eq!(StreamTable::MAX_BYTES, (1 << 20) * 64);
     }
 
     #[test]

@@ -316,7 +316,7 @@ fn streams_beyond_the_limit_are_untracked_in_text_too() {
         "{text}"
     );
     assert!(
-        text.contains("Untracked: 10000 test frames of streams beyond the stream limit (--streams), counted but not checked\n"),
+        text.contains("Untracked: 10000 test frames of streams beyond the receiver's stream limit, counted but not checked\n"),
         "{text}"
     );
     assert!(

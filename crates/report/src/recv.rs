@@ -1,6 +1,7 @@
 //! `pktlab recv` output.
 
-use pktlab_engine::rx::{RxInterval, RxSummary};
+use pktlab_engine::rx::{RxInterval, RxSummary, CHECKER_MAX_BYTES};
+use pktlab_engine::seq::MAX_STREAMS;
 use serde_json::{json, Value};
 
 use crate::units::{self, nanos};
@@ -22,6 +23,16 @@ pub fn header(info: &RecvInfo, backend: &str) -> String {
         "Receiving with {backend}{on}, {} thread{}",
         info.threads,
         if info.threads == 1 { "" } else { "s" }
+    )
+}
+
+/// What the receiver keeps per thread whatever arrives, said at the start:
+/// `Per thread: streams 0 to 1048575 checked (others counted as untracked), at most 81.2 MiB for their state`.
+pub fn bound_line() -> String {
+    format!(
+        "Per thread: streams 0 to {} checked (others counted as untracked), at most {:.1} MiB for their state",
+        MAX_STREAMS - 1,
+        CHECKER_MAX_BYTES as f64 / (1 << 20) as f64
     )
 }
 
@@ -56,15 +67,16 @@ pub fn summary_text(s: &RxSummary, info: &RecvInfo) -> String {
         units::speed_line(s.pps, s.l2_bps, s.l1_bps),
     );
     out += &format!(
-        "Test traffic: {} flows in {} streams, {} lost, {} out of order, {} duplicates; {} foreign frames\n",
+        "Test traffic: {} flows in {} streams, {} lost, {} out of order, {} duplicates; {} foreign frames",
         s.flows, s.streams, s.lost, s.out_of_order, s.duplicates, s.foreign
     );
     if s.untracked > 0 {
         out += &format!(
-            "Untracked: {} test frames of streams beyond the stream limit (--streams), counted but not checked\n",
+            "\nUntracked: {} test frames of streams beyond the receiver's stream limit, counted but not checked",
             s.untracked
         );
     }
+    out += "\n";
     if let Some(l) = &s.latency_ns {
         out += &format!(
             "Latency: min {} avg {} p50 {} p99 {} p99.9 {} max {}\n",
@@ -138,6 +150,29 @@ mod tests {
     }
 
     #[test]
+    fn bound_by_hand() {
+        // 2^20 streams of 64 bytes, 2^20 hashes of 8 bytes, and a flow set
+        // of 2^16 keys (48 bytes and a control byte) in twice as many
+        // buckets, 1.5 times while it grows: 85 131 264 bytes.
+        assert_eq!(
+            bound_line(),
+            "Per thread: streams 0 to 1048575 checked (others counted as untracked), at most 81.2 MiB for their state"
+        );
+    }
+
+    #[test]
+    fn untracked_frames_are_said() {
+        let mut s = summary();
+        assert!(!summary_text(&s, &info()).contains("untracked"));
+        s.untracked = 42;
+        let text = summary_text(&s, &info());
+        assert!(
+            text.contains("; 2 foreign frames\nUntracked: 42 test frames of streams beyond the receiver's stream limit, counted but not checked\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn header_by_hand() {
         assert_eq!(
             header(&info(), "afxdp (copy, native XDP)"),
@@ -173,7 +208,7 @@ mod tests {
             "Received 10000 packets, 64.00 bytes on average, in 0.50 seconds.\n\
              Speed: 20.00 Kpps Bandwidth: 10.24 Mbps (raw 13.44 Mbps)\n\
              Test traffic: 2000 flows in 2000 streams, 4000 lost, 3 out of order, 0 duplicates; 2 foreign frames\n\
-             Untracked: 300 test frames of streams beyond the stream limit (--streams), counted but not checked\n"
+             Untracked: 300 test frames of streams beyond the receiver's stream limit, counted but not checked\n"
         );
         assert!(!summary_text(&summary(), &info()).contains("Untracked"));
     }

@@ -159,6 +159,23 @@ impl Default for XdpConfig {
     }
 }
 
+/// Bytes the kernel keeps free at the start of every RX chunk
+/// (XDP_PACKET_HEADROOM): a received frame gets the chunk less these.
+pub const RX_HEADROOM: usize = 256;
+
+/// The largest UMEM chunk: the page size.
+pub fn max_frame_size() -> usize {
+    crate::sys::page_size()
+}
+
+impl XdpConfig {
+    /// The longest frame (without FCS) an RX socket with these settings
+    /// receives; the kernel drops longer ones.
+    pub fn rx_frame_capacity(&self) -> usize {
+        self.frame_size.saturating_sub(RX_HEADROOM)
+    }
+}
+
 /// Largest ring we accept.
 const MAX_RING: u32 = 1 << 16;
 /// Smallest ring we accept.

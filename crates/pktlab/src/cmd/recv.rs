@@ -87,16 +87,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         RxEvent::Ready { backend } => {
             if o.json {
                 // Lets a script start its generator only once frames are counted.
-                common::print_json(
-                    &serde_json::json!({"type": "ready", "backend": backend, "iface": info.iface}),
-                );
+                common::print_json(&serde_json::json!({
+                    "type": "ready",
+                    "backend": backend,
+                    "iface": info.iface,
+                    "max_streams": pktlab_engine::seq::MAX_STREAMS,
+                    "checker_max_bytes": pktlab_engine::rx::CHECKER_MAX_BYTES,
+                }));
             } else if !o.quiet {
                 println!("{}", out::header(&info, &backend));
+                println!("{}", out::bound_line());
             }
         }
         RxEvent::Interval(iv) => {
             o.progress(|| out::interval_json(&iv), || out::interval_line(&iv));
         }
+        RxEvent::Warning(w) => eprintln!("pktlab: warning: {w}"),
     })?;
     o.summary(
         || out::summary_json(&summary, &info),

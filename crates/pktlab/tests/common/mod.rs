@@ -249,6 +249,12 @@ impl Receiver {
         }
     }
 
+    /// The receiver's process id (`ip netns exec` runs it in its own
+    /// process).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Waits (at most `limit`) for the receiver to exit; returns its
     /// JSON lines and its summary.
     pub fn wait(mut self, limit: Duration) -> (Vec<Value>, Value) {

@@ -399,6 +399,7 @@ fn receive(o: &Options, sigint: &Arc<AtomicBool>) -> anyhow::Result<()> {
     let result = run_recv(&cfg, &stop, |event| match event {
         RxEvent::Ready { .. } => diag("start_threads", line::START_THREADS_READY, "Ready..."),
         RxEvent::Interval(iv) => lines.add(interval(iv.seconds, iv.packets, iv.bytes)),
+        RxEvent::Warning(w) => eprintln!("pktlab: warning: {w}"),
     });
     lines.finish();
     done.store(true, Ordering::Relaxed);
