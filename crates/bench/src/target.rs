@@ -149,6 +149,16 @@ impl Target {
         Ok(self)
     }
 
+    /// What broke in the lab, one short sentence each (empty when it is
+    /// whole): on the built-in lab a namespace or interface gone or down,
+    /// or forwarding off; on real interfaces a port gone or down.
+    pub fn faults(&self) -> Result<Vec<String>, BenchError> {
+        Ok(match &self.kind {
+            LabKind::Builtin(lab) => lab.faults()?,
+            LabKind::Interfaces(lab) => lab.problems()?,
+        })
+    }
+
     /// True for the built-in lab, whose generator, DUT and receiver share
     /// this host's CPUs.
     pub fn is_virtual(&self) -> bool {
