@@ -301,6 +301,13 @@ pub fn run_campaign(
     let summary = write_aggregates(campaign, dir, exporters);
     match (result, reverted) {
         (Err(e), Ok(())) => return Err(e),
+        // On a broken lab the revert fails for the same reason: the
+        // fault is what to read.
+        (Err(e @ BenchError::LabFault(_)), Err(_)) => {
+            return Err(BenchError::LabFault(format!(
+                "{e} (and the DUT's configuration could not be reverted)"
+            )));
+        }
         (Err(e), Err(r)) => {
             return Err(BenchError::Trial(format!("{e} (and then {r})")));
         }
@@ -323,5 +330,11 @@ fn lab_whole(target: &Target, what: &str) -> Result<(), BenchError> {
     if faults.is_empty() {
         return Ok(());
     }
-    Err(BenchError::LabFault(format!("{what}: {}", faults.join("; "))))
+    // The first few: a sysctl turned off carries its per-interface copies.
+    const SHOWN: usize = 3;
+    let mut text = faults[..faults.len().min(SHOWN)].join("; ");
+    if faults.len() > SHOWN {
+        text += &format!(" (and {} more)", faults.len() - SHOWN);
+    }
+    Err(BenchError::LabFault(format!("{what}: {text}")))
 }
