@@ -465,7 +465,7 @@ fn public_destinations_are_refused_on_every_sending_path() {
         // pkt-gen prints its start-up lines first, as netmap's does.
         let mut args = vec!["pkt-gen", "-f", "tx", "-i", "lo", "-n", "1", "-d", &d];
         if dst.contains(':') {
-            args.extend(["-6", "-s", "[2001:2::1]"]);
+            args.extend(["-6", "-l", "76", "-s", "[2001:2::1]"]);
         }
         let r = pktlab(&args);
         assert_eq!(r.code, 2, "{r:?}");
