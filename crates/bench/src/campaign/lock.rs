@@ -139,6 +139,9 @@ impl LabLock {
                 .mode(0o666)
                 .open(&path)
                 .map_err(|e| BenchError::file(&path, e))?;
+            // Whoever created it, every user who can drive the lab must be
+            // able to lock it (the umask would leave it 0644).
+            let _ = file.set_permissions(std::fs::Permissions::from_mode(0o666));
             match file.try_lock() {
                 Ok(()) => {}
                 Err(TryLockError::WouldBlock) => {

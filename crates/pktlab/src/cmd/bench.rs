@@ -167,6 +167,13 @@ pub(crate) fn prepare(
 ) -> anyhow::Result<(Target, LabLock)> {
     common::install_signals()?;
     let o = &args.output;
+    // Said before the lock, whose folder a user without root may not
+    // write either.
+    if campaign.is_builtin() && !pktlab_lab::runner::is_root() {
+        anyhow::bail!(
+            "the built-in lab needs root (network namespaces need CAP_SYS_ADMIN and CAP_NET_ADMIN)"
+        );
+    }
     // Before the lab is touched: setting it up resets the DUT, which would
     // disturb a campaign already running on it.
     let lock = LabLock::acquire(&lock_keys(&campaign.lab), &dir.path)?;
