@@ -136,7 +136,14 @@ fn a_second_campaign_is_refused_and_a_killed_ones_lock_is_taken_over() {
         b.to_str().unwrap(),
     ]);
     assert_eq!(r.code, 1, "{r:?}");
-    assert!(r.stderr.starts_with(&format!("pktlab: lab {} is in use by another campaign: pid {pid}, ", lab.prefix)), "{}", r.stderr);
+    assert!(
+        r.stderr.starts_with(&format!(
+            "pktlab: lab {} is in use by another campaign: pid {pid}, ",
+            lab.prefix
+        )),
+        "{}",
+        r.stderr
+    );
     assert!(!b.exists());
 
     // kill -9 during the second run.
@@ -207,7 +214,10 @@ fn fault_mid_campaign(inject: impl FnOnce(&Lab), fault: impl FnOnce(&Lab) -> Str
     // Broken during the run, or (on a slow machine) already before it.
     let during = "pktlab: run forwarding.inet4.2 failed: the lab broke during it: ";
     let before = "pktlab: run forwarding.inet4.2 not started: the lab is broken: ";
-    assert!(line.starts_with(during) || line.starts_with(before), "{line}");
+    assert!(
+        line.starts_with(during) || line.starts_with(before),
+        "{line}"
+    );
     let fault = fault(&lab);
     assert!(line.contains(&fault), "want {fault:?} in {line}");
     // The finished run is intact and still counted.
@@ -286,18 +296,28 @@ fn on_error_skip_goes_on_and_resume_never_runs_folder_values() {
         r.stderr.lines().last().unwrap(),
         format!("pktlab: 1 of 2 runs failed and were skipped; pktlab bench --resume {o} runs them again")
     );
-    assert!(r.stdout.contains("[2/2] forwarding inet4 #1: forwarded "), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("[2/2] forwarding inet4 #1: forwarded "),
+        "{}",
+        r.stdout
+    );
     assert_eq!(names(&out.join("runs")), ["forwarding.inet4.1.jsonl"]);
 
     // Values of the folder other than campaign.toml's commands never reach
     // a shell: plant command substitutions in env.json and a run file.
     let mark = tmp.path().join("MARK");
     let planted = format!("$(touch {})", mark.display());
-    for f in [out.join("env.json"), out.join("runs/forwarding.inet4.1.jsonl")] {
+    for f in [
+        out.join("env.json"),
+        out.join("runs/forwarding.inet4.1.jsonl"),
+    ] {
         let text = read(&f);
         let spoiled = text
             .replace("\"text\": \"", &format!("\"text\": \"{planted}; "))
-            .replace("\"config_text\":\"", &format!("\"config_text\":\"{planted}; "));
+            .replace(
+                "\"config_text\":\"",
+                &format!("\"config_text\":\"{planted}; "),
+            );
         assert_ne!(spoiled, text, "{}", f.display());
         std::fs::write(&f, spoiled).unwrap();
     }
@@ -307,12 +327,20 @@ fn on_error_skip_goes_on_and_resume_never_runs_folder_values() {
     std::fs::write(&toml, fixed).unwrap();
     let r = pktlab(&["bench", "--resume", o]);
     assert_eq!(r.code, 0, "{r:?}");
-    assert!(r.stdout.contains("Resuming: 1 of 2 runs are already finished"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("Resuming: 1 of 2 runs are already finished"),
+        "{}",
+        r.stdout
+    );
     assert_eq!(
         names(&out.join("runs")),
         ["broken.inet4.1.jsonl", "forwarding.inet4.1.jsonl"]
     );
-    assert!(!mark.exists(), "a value of the results folder ran in a shell");
+    assert!(
+        !mark.exists(),
+        "a value of the results folder ran in a shell"
+    );
     let _ = std::fs::remove_file(lock_file(&lab));
 }
 
@@ -366,7 +394,11 @@ fn damaged_results_folders_are_recovered_or_named() {
     let field = format!("\"pktlab_version\":\"{VERSION}\"");
     let text = read(&run1);
     assert!(text.contains(&field));
-    std::fs::write(&run1, text.replacen(&field, "\"pktlab_version\":\"99.0.0\"", 1)).unwrap();
+    std::fs::write(
+        &run1,
+        text.replacen(&field, "\"pktlab_version\":\"99.0.0\"", 1),
+    )
+    .unwrap();
     let want = format!(
         "{}: written by pktlab 99.0.0, newer than this pktlab {VERSION}: read it with that version",
         run1.display()
@@ -380,7 +412,11 @@ fn damaged_results_folders_are_recovered_or_named() {
     let text = read(&env);
     let pretty = format!("\"pktlab_version\": \"{VERSION}\"");
     assert!(text.contains(&pretty), "{text}");
-    std::fs::write(&env, text.replace(&pretty, "\"pktlab_version\": \"0.99.0\"")).unwrap();
+    std::fs::write(
+        &env,
+        text.replace(&pretty, "\"pktlab_version\": \"0.99.0\""),
+    )
+    .unwrap();
     one_error(
         &pktlab(&["bench", "--resume", d.to_str().unwrap()]),
         2,
@@ -421,12 +457,16 @@ fn damaged_results_folders_are_recovered_or_named() {
         assert_eq!(r.code, 0, "{r:?}");
         let note = line_starting(&r, &format!("note: {ds}: summary.json"));
         assert!(
-            note.starts_with(&format!("note: {ds}: summary.json is damaged ({ds}/summary.json: "))
-                && note.ends_with("): the summary was computed again from the run files."),
+            note.starts_with(&format!(
+                "note: {ds}: summary.json is damaged ({ds}/summary.json: "
+            )) && note.ends_with("): the summary was computed again from the run files."),
             "{note}"
         );
         let page = read(d.join("report.html"));
-        assert!(page.contains("summary.json is damaged"), "the page says it too");
+        assert!(
+            page.contains("summary.json is damaged"),
+            "the page says it too"
+        );
         // compare reads the .pps files and the runs; no summary needed.
         let c = pktlab(&["compare", ds]);
         assert_eq!(c.code, 0, "{c:?}");
@@ -460,7 +500,10 @@ fn public_destinations_are_refused_on_every_sending_path() {
                 args.extend(["-i", "lo"]);
             }
             let r = pktlab(&args);
-            assert_eq!((r.code, r.stderr.as_str()), (2, format!("pktlab: {want}\n").as_str()));
+            assert_eq!(
+                (r.code, r.stderr.as_str()),
+                (2, format!("pktlab: {want}\n").as_str())
+            );
         }
         // pkt-gen prints its start-up lines first, as netmap's does.
         let mut args = vec!["pkt-gen", "-f", "tx", "-i", "lo", "-n", "1", "-d", &d];
@@ -488,7 +531,13 @@ fn public_destinations_are_refused_on_every_sending_path() {
         .unwrap();
         for cmd in ["bench", "rfc2544"] {
             let out = tmp.path().join(cmd);
-            let r = pktlab(&[cmd, "-f", file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+            let r = pktlab(&[
+                cmd,
+                "-f",
+                file.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+            ]);
             assert_eq!(r.code, 2, "{r:?}");
             assert_eq!(
                 r.stderr,
@@ -502,4 +551,63 @@ fn public_destinations_are_refused_on_every_sending_path() {
     }
     let list = sh("ip netns list");
     assert!(!list.contains(&prefix), "{list}");
+}
+
+/// A tmpfs mounted for one test, unmounted on drop.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn new(at: &Path, size: &str) -> Tmpfs {
+        std::fs::create_dir_all(at).unwrap();
+        sh(&format!("mount -t tmpfs -o size={size} pktlab-test {}", at.display()));
+        Tmpfs(at.to_path_buf())
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_stops_the_campaign_and_keeps_what_was_written() {
+    use std::os::unix::fs::PermissionsExt;
+    let lab = Lab::up();
+    let tmp = tempfile::tempdir().unwrap();
+    // 64 KiB: the campaign, env.json and a run file fit; the run's
+    // aggregates with report.html (about 50 KB) do not.
+    let disk = Tmpfs::new(&tmp.path().join("disk"), "64k");
+    let out = disk.0.join("r");
+    let args = short(&lab, "2s", &out);
+    let r = pktlab(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(r.code, 1, "{r:?}");
+    let line = line_starting(&r, "pktlab: ");
+    assert!(line.ends_with(": No space left on device"), "{line}");
+    assert!(line.starts_with(&format!("pktlab: {}", out.display())), "{line}");
+    // What was written is whole; no temporary file is left.
+    let runs = names(&out.join("runs"));
+    assert!(!runs.is_empty() && runs.len() <= 2, "{runs:?}");
+    for n in &runs {
+        assert!(!n.starts_with('.'), "{runs:?}");
+        let text = read(out.join("runs").join(n));
+        assert!(text.ends_with('\n'), "{n}");
+        let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert_eq!(last["type"], "result", "{n}");
+    }
+    for n in names(&out) {
+        assert!(!n.starts_with('.'), "temporary file {n} left");
+        if n.ends_with(".json") {
+            let _: serde_json::Value = serde_json::from_str(&read(out.join(&n)))
+                .unwrap_or_else(|e| panic!("{n}: {e}"));
+        }
+    }
+    // Results files get the mode of any new file (the umask's), not the
+    // 0600 of a temporary one.
+    let plain = disk.0.join("plain");
+    std::fs::write(&plain, "").unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&out.join("runs").join(&runs[0])), mode(&plain));
+    assert_eq!(mode(&out.join("env.json")), mode(&plain));
+    let _ = std::fs::remove_file(lock_file(&lab));
 }

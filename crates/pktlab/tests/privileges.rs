@@ -19,12 +19,25 @@ const NET_CAPS: &str = "+net_raw,+net_admin";
 fn as_user(ns: &str, caps: &str, cwd: &Path, args: &[&str]) -> Run {
     let inh = format!("--inh-caps={caps}");
     let mut cmd = Command::new("ip");
-    cmd.args(["netns", "exec", ns, "setpriv", "--reuid=65534", "--regid=65534"])
-        .args(["--clear-groups", &inh]);
+    cmd.args([
+        "netns",
+        "exec",
+        ns,
+        "setpriv",
+        "--reuid=65534",
+        "--regid=65534",
+    ])
+    .args(["--clear-groups", &inh]);
     if caps != "-all" {
         cmd.arg(format!("--ambient-caps={caps}"));
     }
-    finish(cmd.arg(PKTLAB).args(args).current_dir(cwd).output().unwrap())
+    finish(
+        cmd.arg(PKTLAB)
+            .args(args)
+            .current_dir(cwd)
+            .output()
+            .unwrap(),
+    )
 }
 
 /// A folder the unprivileged user may write in.
@@ -35,7 +48,11 @@ fn open_folder() -> tempfile::TempDir {
 }
 
 fn one_line(r: &Run, code: i32, line: &str) {
-    assert_eq!((r.code, r.stderr.as_str()), (code, format!("{line}\n").as_str()), "{r:?}");
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (code, format!("{line}\n").as_str()),
+        "{r:?}"
+    );
 }
 
 #[test]
@@ -48,31 +65,56 @@ fn with_net_raw_and_net_admin_the_sockets_work_and_the_rest_names_its_need() {
             &v.ns,
             NET_CAPS,
             tmp.path(),
-            &["gen", "--io", io, "-i", "va", "-n", "100", "-R", "10kpps", "-D", &mac, "--json"],
+            &[
+                "gen", "--io", io, "-i", "va", "-n", "100", "-R", "10kpps", "-D", &mac, "--json",
+            ],
         );
         assert_eq!(r.code, 0, "{io}: {r:?}");
-        assert_eq!(common::u(&common::summary(&r.stdout), "packets"), 100, "{io}");
+        assert_eq!(
+            common::u(&common::summary(&r.stdout), "packets"),
+            100,
+            "{io}"
+        );
     }
     // AF_PACKET receiving needs no more.
-    let r = as_user(&v.ns, NET_CAPS, tmp.path(), &["recv", "--io", "afpacket", "-i", "vb", "-t", "1", "--json"]);
+    let r = as_user(
+        &v.ns,
+        NET_CAPS,
+        tmp.path(),
+        &["recv", "--io", "afpacket", "-i", "vb", "-t", "1", "--json"],
+    );
     assert_eq!(r.code, 0, "{r:?}");
-    assert_eq!(common::counts(&common::summary(&r.stdout)), (0, 0, 0, 0, 0, 0));
+    assert_eq!(
+        common::counts(&common::summary(&r.stdout)),
+        (0, 0, 0, 0, 0, 0)
+    );
     // An AF_XDP receiver attaches an XDP program: CAP_BPF too.
     one_line(
-        &as_user(&v.ns, NET_CAPS, tmp.path(), &["recv", "--io", "afxdp", "-i", "vb", "-t", "1"]),
+        &as_user(
+            &v.ns,
+            NET_CAPS,
+            tmp.path(),
+            &["recv", "--io", "afxdp", "-i", "vb", "-t", "1"],
+        ),
         1,
         "pktlab: loading and attaching XDP programs needs root or CAP_BPF and CAP_NET_ADMIN",
     );
     // The built-in lab makes namespaces: root.
     let prefix = format!("np{}", std::process::id());
-    let need = "the built-in lab needs root (network namespaces need CAP_SYS_ADMIN and CAP_NET_ADMIN)";
+    let need =
+        "the built-in lab needs root (network namespaces need CAP_SYS_ADMIN and CAP_NET_ADMIN)";
     one_line(
         &as_user(&v.ns, NET_CAPS, tmp.path(), &["lab", "up", "--prefix", &prefix]),
         1,
         "pktlab: bringing the lab up needs root (network namespaces need CAP_SYS_ADMIN and CAP_NET_ADMIN)",
     );
     for cmd in ["bench", "rfc2544"] {
-        let r = as_user(&v.ns, NET_CAPS, tmp.path(), &[cmd, "--prefix", &prefix, "-o", "r"]);
+        let r = as_user(
+            &v.ns,
+            NET_CAPS,
+            tmp.path(),
+            &[cmd, "--prefix", &prefix, "-o", "r"],
+        );
         one_line(&r, 1, &format!("pktlab: {need}"));
         assert!(!tmp.path().join("r").exists(), "{cmd} left its folder");
     }
@@ -85,16 +127,34 @@ fn without_capabilities_every_socket_names_net_raw() {
     let tmp = open_folder();
     let mac = v.mac("vb");
     let gen = |io: &str| {
-        as_user(&v.ns, "-all", tmp.path(), &["gen", "--io", io, "-i", "va", "-n", "10", "-D", &mac])
+        as_user(
+            &v.ns,
+            "-all",
+            tmp.path(),
+            &["gen", "--io", io, "-i", "va", "-n", "10", "-D", &mac],
+        )
     };
-    one_line(&gen("afpacket"), 1, "pktlab: opening an AF_PACKET socket needs root or CAP_NET_RAW");
-    one_line(&gen("afxdp"), 1, "pktlab: opening an AF_XDP socket needs root or CAP_NET_RAW");
+    one_line(
+        &gen("afpacket"),
+        1,
+        "pktlab: opening an AF_PACKET socket needs root or CAP_NET_RAW",
+    );
+    one_line(
+        &gen("afxdp"),
+        1,
+        "pktlab: opening an AF_XDP socket needs root or CAP_NET_RAW",
+    );
     one_line(
         &as_user(&v.ns, "-all", tmp.path(), &["recv", "-i", "vb", "-t", "1"]),
         1,
         "pktlab: opening an AF_PACKET socket needs root or CAP_NET_RAW",
     );
-    let r = as_user(&v.ns, "-all", tmp.path(), &["pkt-gen", "-f", "tx", "-i", "va", "-n", "10"]);
+    let r = as_user(
+        &v.ns,
+        "-all",
+        tmp.path(),
+        &["pkt-gen", "-f", "tx", "-i", "va", "-n", "10"],
+    );
     assert_eq!(r.code, 1, "{r:?}");
     assert_eq!(
         r.stderr.lines().last().unwrap(),
@@ -102,7 +162,12 @@ fn without_capabilities_every_socket_names_net_raw() {
     );
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     // What needs no socket works for anyone.
-    let r = as_user(&v.ns, "-all", tmp.path(), &["gen", "--io", "null", "-n", "1000", "--json"]);
+    let r = as_user(
+        &v.ns,
+        "-all",
+        tmp.path(),
+        &["gen", "--io", "null", "-n", "1000", "--json"],
+    );
     assert_eq!(r.code, 0, "{r:?}");
     assert_eq!(common::u(&common::summary(&r.stdout), "packets"), 1000);
     let r = as_user(&v.ns, "-all", tmp.path(), &["linerate", "10Gbps"]);

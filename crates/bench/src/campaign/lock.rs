@@ -189,10 +189,8 @@ fn make_lock_dir(dir: &Path) -> Result<(), BenchError> {
         return Ok(());
     }
     match std::fs::create_dir(dir) {
-        Ok(()) => {
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o1777))
-                .map_err(|e| BenchError::file(dir, e))
-        }
+        Ok(()) => std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o1777))
+            .map_err(|e| BenchError::file(dir, e)),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
         Err(e) => Err(BenchError::file(dir, e)),
     }
@@ -276,7 +274,10 @@ mod tests {
         drop(LabLock::acquire_in(&locks, &[key("y")], &results).unwrap());
         drop(first);
         // Released cleanly: empty, and nothing to take over.
-        assert_eq!(std::fs::read_to_string(locks.join("lab-x.lock")).unwrap(), "");
+        assert_eq!(
+            std::fs::read_to_string(locks.join("lab-x.lock")).unwrap(),
+            ""
+        );
         let again = LabLock::acquire_in(&locks, &[key("x")], &results).unwrap();
         assert!(again.taken_over.is_empty());
     }
@@ -297,6 +298,9 @@ mod tests {
             )]
         );
         let text = std::fs::read_to_string(tmp.path().join("lab-z.lock")).unwrap();
-        assert!(text.starts_with(&format!("pid {}\n", std::process::id())), "{text}");
+        assert!(
+            text.starts_with(&format!("pid {}\n", std::process::id())),
+            "{text}"
+        );
     }
 }

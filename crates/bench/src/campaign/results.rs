@@ -289,9 +289,11 @@ pub fn check_whole(text: &str) -> Result<(), String> {
     if text.is_empty() || text.ends_with('\n') {
         return Ok(());
     }
-    Err("truncated: its last line is cut short (pktlab writes run files whole; \
+    Err(
+        "truncated: its last line is cut short (pktlab writes run files whole; \
          move it away and --resume runs it again)"
-        .into())
+            .into(),
+    )
 }
 
 /// `major.minor.patch` of a version text, if it is one.
@@ -483,7 +485,10 @@ mod tests {
         assert_eq!(check_version_against("0.0.9", "0.1.0"), Ok(()));
         assert_eq!(
             check_version_against("0.2.0", "0.1.3"),
-            Err("written by pktlab 0.2.0, newer than this pktlab 0.1.3: read it with that version".into())
+            Err(
+                "written by pktlab 0.2.0, newer than this pktlab 0.1.3: read it with that version"
+                    .into()
+            )
         );
         assert!(check_version_against("1.0.0-rc1", "0.9.0").is_err());
         assert_eq!(

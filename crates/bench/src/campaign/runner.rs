@@ -173,7 +173,10 @@ pub fn run_campaign(
             let label = format!("{}.{}.{}", config.name, traffic.name, key.iteration);
             let one = (|| -> Result<bool, BenchError> {
                 // A run on a broken lab would measure the breakage.
-                lab_whole(target, &format!("run {label} not started: the lab is broken"))?;
+                lab_whole(
+                    target,
+                    &format!("run {label} not started: the lab is broken"),
+                )?;
                 if applied.map(|a| &a.name) != Some(&config.name) {
                     if let Some(prev) = applied.take() {
                         on_event(CampaignEvent::Reverting { config: &prev.name });
@@ -241,7 +244,10 @@ pub fn run_campaign(
                 // its figures) better than the trial's own error: either
                 // way the run is not kept.
                 if !stop.is_set() {
-                    lab_whole(target, &format!("run {label} failed: the lab broke during it"))?;
+                    lab_whole(
+                        target,
+                        &format!("run {label} failed: the lab broke during it"),
+                    )?;
                 }
                 let Some(trial) = value? else {
                     return Ok(false); // Cut short: its figures are partial, so it is not kept.
@@ -265,9 +271,7 @@ pub fn run_campaign(
             match one {
                 Ok(true) => {}
                 Ok(false) => break,
-                Err(e) if stop.is_set() || campaign.run.on_error == OnError::Stop => {
-                    return Err(e)
-                }
+                Err(e) if stop.is_set() || campaign.run.on_error == OnError::Stop => return Err(e),
                 Err(e) => {
                     failed += 1;
                     on_event(CampaignEvent::RunFailed {
