@@ -19,6 +19,13 @@ pub enum BenchError {
     /// A trial that ran but cannot be valued.
     #[error("{0}")]
     Trial(String),
+    /// The lab broke during a campaign (a namespace or port gone or down,
+    /// forwarding off).
+    #[error("{0}")]
+    LabFault(String),
+    /// The lab is in use by another campaign.
+    #[error("{0}")]
+    Busy(String),
     /// A results file that cannot be read or written.
     #[error("{}: {}", .path.display(), pktlab_io::os_message(.err))]
     File { path: PathBuf, err: std::io::Error },
@@ -35,7 +42,10 @@ impl BenchError {
             BenchError::Dut(e) => e.is_usage(),
             BenchError::Engine(e) => e.is_usage(),
             BenchError::Wire(_) | BenchError::Usage(_) | BenchError::Results { .. } => true,
-            BenchError::Trial(_) | BenchError::File { .. } => false,
+            BenchError::Trial(_)
+            | BenchError::LabFault(_)
+            | BenchError::Busy(_)
+            | BenchError::File { .. } => false,
         }
     }
 

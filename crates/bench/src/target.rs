@@ -325,6 +325,26 @@ impl Target {
         Ok(out)
     }
 
+    /// What broke in the lab, one short sentence each (empty when it is
+    /// whole): on the built-in lab a namespace or interface gone or down,
+    /// or forwarding off; on real interfaces a port gone or down.
+    pub fn faults(&self) -> Result<Vec<String>, BenchError> {
+        Ok(match &self.kind {
+            LabKind::Builtin(lab) => lab.faults()?,
+            LabKind::Interfaces(lab) => {
+                // Ports on other hosts are their workers' to check.
+                let mut out = Vec::new();
+                if self.gen_remote.is_none() && self.generators.is_none() {
+                    out.extend(lab.gen.problem()?);
+                }
+                if self.rcv_remote.is_none() {
+                    out.extend(lab.rcv.problem()?);
+                }
+                out
+            }
+        })
+    }
+
     /// True for the built-in lab, whose generator, DUT and receiver share
     /// this host's CPUs.
     pub fn is_virtual(&self) -> bool {

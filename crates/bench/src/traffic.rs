@@ -63,7 +63,17 @@ impl Traffic {
             sizes,
         };
         spec.validate()?;
-        pktlab_wire::safety::check_destinations(&spec.flows)?;
+        // Campaigns have no --allow-public: they send to the lab's ranges.
+        pktlab_wire::safety::check_destinations(&spec.flows).map_err(|e| match e {
+            pktlab_wire::WireError::PublicDestination { addr, in_range } => {
+                BenchError::Usage(format!(
+                    "traffic profile '{}': destination {addr}{in_range} is outside the benchmark, \
+                     private and documentation ranges, where campaigns never send",
+                    self.name
+                ))
+            }
+            e => e.into(),
+        })?;
         Ok(spec)
     }
 }

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use pktlab_stats::ministat::{parse_values, Dataset, ParseOptions};
 
-use super::results::{self, parse_pps_name, pps_name};
+use super::results::{self, parse_pps_name, pps_name, ResultsDir, RUNS_DIR};
+use super::summary::pps_text;
 use crate::BenchError;
 
 /// The `.pps` files of one results folder.
@@ -45,6 +46,36 @@ fn bad(path: &Path, why: String) -> BenchError {
     }
 }
 
+/// In a pktlab folder the `.pps` files are written from the run files:
+/// one that says otherwise was edited (or is older than the last run), and
+/// comparing it would give numbers the runs do not support. A BSDRP
+/// folder has no `runs/` and is taken as it is.
+fn check_against_runs(
+    runs: Option<&[results::RunOutcome]>,
+    path: &Path,
+    config: &str,
+    traffic: &str,
+    data: &[u8],
+) -> Result<(), String> {
+    let Some(runs) = runs else {
+        return Ok(());
+    };
+    let values: Vec<f64> = runs
+        .iter()
+        .filter(|r| r.config == config && r.traffic == traffic)
+        .map(|r| r.forwarded_pps)
+        .collect();
+    if pps_text(&values).as_bytes() == data {
+        return Ok(());
+    }
+    Err(format!(
+        "does not match the {} run files of {config}.{traffic} in {RUNS_DIR}/ (edited by hand?); \
+         pktlab bench --resume {} writes it again from them",
+        values.len(),
+        path.display()
+    ))
+}
+
 /// Reads every `<config>.<traffic>.pps` of `path`.
 pub fn load(path: &Path) -> Result<Folder, BenchError> {
     let entries = std::fs::read_dir(path).map_err(|e| match e.kind() {
@@ -52,6 +83,15 @@ pub fn load(path: &Path) -> Result<Folder, BenchError> {
         std::io::ErrorKind::NotADirectory => bad(path, "not a folder".into()),
         _ => BenchError::file(path, e),
     })?;
+    // A damaged run file is named by its own error.
+    let runs = if path.join(RUNS_DIR).is_dir() {
+        let dir = ResultsDir {
+            path: path.to_path_buf(),
+        };
+        Some(dir.runs()?)
+    } else {
+        None
+    };
     let mut sets = Vec::new();
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -59,6 +99,8 @@ pub fn load(path: &Path) -> Result<Folder, BenchError> {
             continue;
         };
         let data = std::fs::read(entry.path()).map_err(|e| BenchError::file(entry.path(), e))?;
+        check_against_runs(runs.as_deref(), path, config, traffic, &data)
+            .map_err(|why| bad(&entry.path(), why))?;
         let values = parse_values(&name, &data, &ParseOptions::default())
             .map_err(|e| bad(&entry.path(), e.to_string()))?;
         sets.push((config.to_string(), traffic.to_string(), values));

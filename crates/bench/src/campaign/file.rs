@@ -18,6 +18,7 @@
 //! tail = "1s"                # and at its end
 //! order = "interleaved"      # or "sequential", or "random" (with seed)
 //! io = "afpacket"            # or "afxdp", "xdp", "auto"
+//! on_error = "stop"          # or "skip": when a run fails
 //!
 //! # kind = "interfaces" on other hosts (over ssh; local when absent):
 //! # gen_host = "root@gen1"  gen_iface = "eth1"
@@ -153,6 +154,10 @@ pub struct RunSection {
     /// The I/O backend: `afpacket` (default), `afxdp`, `xdp` or `auto`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub io: Option<String>,
+    /// When a run fails: `stop` the campaign (default) or `skip` to the
+    /// next run (a later `--resume` tries the failed ones again).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub on_error: Option<String>,
 }
 
 /// One `[[traffic]]`.
@@ -234,6 +239,7 @@ prefix = "x1"
 iterations = 3
 order = "random"
 seed = 7
+on_error = "skip"
 [[traffic]]
 name = "inet4"
 sizes = [64, 1518]
@@ -250,6 +256,7 @@ revert = ["c"]
         assert_eq!(f.lab.prefix.as_deref(), Some("x1"));
         assert_eq!(f.run.iterations, Some(3));
         assert_eq!(f.run.seed, Some(7));
+        assert_eq!(f.run.on_error.as_deref(), Some("skip"));
         assert_eq!(f.traffic[0].sizes, Some(vec![64, 1518]));
         assert_eq!(f.config[1].apply, ["a", "b"]);
         // What it writes, it reads back the same.

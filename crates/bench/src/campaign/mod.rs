@@ -12,6 +12,7 @@
 pub mod compare;
 pub mod export;
 pub mod file;
+pub mod lock;
 pub mod order;
 pub mod records;
 pub mod results;
@@ -140,6 +141,29 @@ pub struct Sweep {
     pub members: Vec<(u16, String)>,
 }
 
+/// What a campaign does when a run fails (`on_error`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnError {
+    /// End the campaign (after reverting the DUT).
+    #[default]
+    Stop,
+    /// Report the run and go on with the next; its file is not written,
+    /// so `--resume` runs it again.
+    Skip,
+}
+
+impl OnError {
+    fn parse(text: &str) -> Result<OnError, BenchError> {
+        match text {
+            "stop" => Ok(OnError::Stop),
+            "skip" => Ok(OnError::Skip),
+            _ => Err(usage(format!(
+                "invalid on_error '{text}': use stop or skip"
+            ))),
+        }
+    }
+}
+
 /// How runs are done.
 #[derive(Clone, Debug, Serialize)]
 pub struct RunSettings {
@@ -148,6 +172,9 @@ pub struct RunSettings {
     pub io: BenchIo,
     pub trial: TrialSettings,
     pub order: Order,
+    /// Not in summary.json, whose bytes stay those of older folders.
+    #[serde(skip)]
+    pub on_error: OnError,
 }
 
 /// A checked campaign, ready to run.
@@ -292,6 +319,7 @@ impl Campaign {
             )));
         }
         let order = Order::parse(r.order.as_deref().unwrap_or("interleaved"), r.seed)?;
+        let on_error = OnError::parse(r.on_error.as_deref().unwrap_or("stop"))?;
         let samples = |d: Duration| (d.as_secs_f64() / interval.as_secs_f64()).round() as usize;
         Ok(Campaign {
             name,
@@ -310,6 +338,7 @@ impl Campaign {
                     interval,
                 },
                 order,
+                on_error,
             },
         })
     }

@@ -166,6 +166,16 @@ impl ResultsDir {
         std::fs::create_dir_all(&runs).map_err(|e| BenchError::file(&runs, e))?;
         atomic::remove_leftovers(&runs)?;
         atomic::remove_leftovers(path)?;
+        if dir.has_env() {
+            let env = dir.env()?;
+            check_version(&env.pktlab_version).map_err(|why| BenchError::Results {
+                path: path.join(ENV_FILE),
+                why,
+            })?;
+        }
+        // Every finished run must read: resume decides from them what to
+        // run, so a damaged one stops it here, before the lab is touched.
+        dir.runs()?;
         let trials = path.join(TRIALS_DIR);
         if trials.is_dir() {
             atomic::remove_leftovers(&trials)?;
@@ -273,6 +283,48 @@ pub fn summary_order(path: &Path) -> Option<SummaryOrder> {
     read_json(&path.join(SUMMARY_FILE)).ok()
 }
 
+/// A run file is written whole, ending with a newline: one that does not
+/// was cut short (a full disk, a copy interrupted) or edited.
+pub fn check_whole(text: &str) -> Result<(), String> {
+    if text.is_empty() || text.ends_with('\n') {
+        return Ok(());
+    }
+    Err(
+        "truncated: its last line is cut short (pktlab writes run files whole; \
+         move it away and --resume runs it again)"
+            .into(),
+    )
+}
+
+/// `major.minor.patch` of a version text, if it is one.
+fn version_triple(v: &str) -> Option<(u64, u64, u64)> {
+    let core = v.split(['-', '+']).next()?;
+    let mut it = core.split('.').map(|n| n.parse::<u64>().ok());
+    let t = (it.next()??, it.next()??, it.next()??);
+    it.next().is_none().then_some(t)
+}
+
+/// Refuses a file from a newer pktlab than this one: its format may have
+/// fields this one does not know, and guessing would give wrong numbers.
+/// `theirs` is the `pktlab_version` the file records; a newer patch
+/// release keeps the format and is read.
+pub fn check_version(theirs: &str) -> Result<(), String> {
+    check_version_against(theirs, env!("CARGO_PKG_VERSION"))
+}
+
+fn check_version_against(theirs: &str, ours: &str) -> Result<(), String> {
+    let Some(t) = version_triple(theirs) else {
+        return Err(format!("pktlab_version '{theirs}' is not a version"));
+    };
+    let o = version_triple(ours).expect("our own version parses");
+    if (t.0, t.1) > (o.0, o.1) {
+        return Err(format!(
+            "written by pktlab {theirs}, newer than this pktlab {ours}: read it with that version"
+        ));
+    }
+    Ok(())
+}
+
 /// Reads a run file's header and result lines.
 pub fn read_run(path: &Path) -> Result<RunOutcome, BenchError> {
     let text = std::fs::read_to_string(path).map_err(|e| BenchError::file(path, e))?;
@@ -280,6 +332,7 @@ pub fn read_run(path: &Path) -> Result<RunOutcome, BenchError> {
         path: path.to_path_buf(),
         why: why.to_string(),
     };
+    check_whole(&text).map_err(|e| bad(&e))?;
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
     let first = lines.next().ok_or_else(|| bad("empty run file"))?;
     let last = lines
@@ -295,6 +348,7 @@ pub fn read_run(path: &Path) -> Result<RunOutcome, BenchError> {
         ));
     }
     let (h, r) = (h.record, r.record);
+    check_version(&h.pktlab_version).map_err(|e| bad(&e))?;
     Ok(RunOutcome {
         config: h.config,
         traffic: h.traffic,
@@ -422,6 +476,45 @@ mod tests {
         assert_eq!(parse_pps_name("rps.inet4.txt"), None);
         assert_eq!(run_name("a", "inet6", 3), "a.inet6.3.jsonl");
         assert_eq!(trial_name("a", "inet6", 3, 12), "a.inet6.3.12.jsonl");
+    }
+
+    #[test]
+    fn newer_versions_are_refused() {
+        assert_eq!(check_version_against("0.1.0", "0.1.0"), Ok(()));
+        assert_eq!(check_version_against("0.1.7", "0.1.0"), Ok(()));
+        assert_eq!(check_version_against("0.0.9", "0.1.0"), Ok(()));
+        assert_eq!(
+            check_version_against("0.2.0", "0.1.3"),
+            Err(
+                "written by pktlab 0.2.0, newer than this pktlab 0.1.3: read it with that version"
+                    .into()
+            )
+        );
+        assert!(check_version_against("1.0.0-rc1", "0.9.0").is_err());
+        assert_eq!(
+            check_version_against("next", "0.1.0"),
+            Err("pktlab_version 'next' is not a version".into())
+        );
+    }
+
+    #[test]
+    fn truncated_and_newer_run_files_name_the_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let whole = todays_run_file(1, 5, 1000.0, 2000.0);
+        let p = tmp.path().join("f.inet4.1.jsonl");
+        std::fs::write(&p, &whole[..whole.len() - 20]).unwrap();
+        let e = read_run(&p).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{}: truncated: its last line is cut short (pktlab writes run files whole; \
+                 move it away and --resume runs it again)",
+                p.display()
+            )
+        );
+        std::fs::write(&p, whole.replace("\"0.1.0\"", "\"7.0.0\"")).unwrap();
+        let e = read_run(&p).unwrap_err().to_string();
+        assert!(e.ends_with(": written by pktlab 7.0.0, newer than this pktlab 0.1.0: read it with that version"), "{e}");
     }
 
     #[test]

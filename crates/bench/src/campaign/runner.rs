@@ -10,7 +10,7 @@ use super::order::RunKey;
 use super::records::{EnvConfig, EnvRecord, RunHeader, RunRecord, RunResult};
 use super::results::{self, ResultsDir};
 use super::summary::{self, CampaignSummary};
-use super::Campaign;
+use super::{Campaign, OnError};
 use crate::method::{Method, TrialDone};
 use crate::target::Target;
 use crate::trial::{TrialEvent, TrialResult, Trials};
@@ -39,6 +39,15 @@ pub enum CampaignEvent<'a> {
         traffic: &'a str,
     },
     Trial(TrialEvent),
+    /// A run failed and the campaign goes on (`on_error = "skip"`).
+    RunFailed {
+        index: usize,
+        of: usize,
+        key: RunKey,
+        config: &'a str,
+        traffic: &'a str,
+        error: String,
+    },
     RunDone {
         index: usize,
         of: usize,
@@ -57,6 +66,8 @@ pub struct CampaignOutcome {
     pub already: usize,
     /// Runs this invocation finished.
     pub ran: usize,
+    /// Runs that failed and were skipped (`on_error = "skip"`).
+    pub failed: usize,
     /// Ctrl-C stopped it; the run in progress was discarded.
     pub interrupted: bool,
     pub summary: CampaignSummary,
@@ -169,6 +180,8 @@ pub fn run_campaign(
     let mut applied: Option<&DutConfig> = None;
     let mut ran = 0;
 
+    let mut failed = 0;
+
     let result = (|| -> Result<(), BenchError> {
         for (i, key) in todo.iter().enumerate() {
             if stop.is_set() {
@@ -176,88 +189,122 @@ pub fn run_campaign(
             }
             let config = &campaign.configs[key.config];
             let traffic = &campaign.traffics[key.traffic];
-            if applied.map(|a| &a.name) != Some(&config.name) {
-                if let Some(prev) = applied.take() {
-                    on_event(CampaignEvent::Reverting { config: &prev.name });
-                    target.dut.revert(prev, &baseline)?;
+            let label = format!("{}.{}.{}", config.name, traffic.name, key.iteration);
+            let one = (|| -> Result<bool, BenchError> {
+                // A run on a broken lab would measure the breakage.
+                lab_whole(
+                    target,
+                    &format!("run {label} not started: the lab is broken"),
+                )?;
+                if applied.map(|a| &a.name) != Some(&config.name) {
+                    if let Some(prev) = applied.take() {
+                        on_event(CampaignEvent::Reverting { config: &prev.name });
+                        target.dut.revert(prev, &baseline)?;
+                    }
+                    on_event(CampaignEvent::Applying {
+                        config: &config.name,
+                    });
+                    target.dut.apply(config)?;
+                    applied = Some(config);
                 }
-                on_event(CampaignEvent::Applying {
+                on_event(CampaignEvent::RunStarting {
+                    index: i + 1,
+                    of: todo.len(),
+                    key: *key,
                     config: &config.name,
+                    traffic: &traffic.name,
                 });
-                target.dut.apply(config)?;
-                applied = Some(config);
-            }
-            on_event(CampaignEvent::RunStarting {
-                index: i + 1,
-                of: todo.len(),
-                key: *key,
-                config: &config.name,
-                traffic: &traffic.name,
-            });
-            let started_at = results::unix_now();
-            let header = RunHeader {
-                campaign: campaign.name.clone(),
-                config: config.name.clone(),
-                traffic: traffic.name.clone(),
-                iteration: key.iteration,
-                started_at,
-                pktlab_version: env!("CARGO_PKG_VERSION").into(),
-                kernel: host.kernel.clone(),
-                cpu_model: host.cpu_model.clone(),
-                cpus: host.cpus,
-                lab: target.describe(),
-                virtual_lab: target.is_virtual(),
-                io: campaign.run.io,
-                traffic_profile: traffic.clone(),
-                settings: campaign.run.trial.clone(),
-                config_text: config.text(),
-                interrupts: target.interrupts_note(),
-                cpu_plan: target.cpus.clone(),
-                generator: None,
-            };
-            let record_of = |trial: TrialResult, seconds: Vec<_>| RunRecord {
-                header: RunHeader {
-                    generator: Some(trial.tx.backend.clone()),
-                    ..header.clone()
-                },
-                seconds,
-                result: RunResult {
-                    requested_pps: trial.intended_pps,
-                    trial,
-                    finished_at: results::unix_now(),
-                },
-            };
-            let mut record = |done: TrialDone<'_>| {
-                if method.keeps_trial_files() {
-                    let r = done.result.clone();
-                    let seconds = r.seconds.clone();
-                    dir.write_trial(done.index, &record_of(r, seconds))?;
+                let started_at = results::unix_now();
+                let header = RunHeader {
+                    campaign: campaign.name.clone(),
+                    config: config.name.clone(),
+                    traffic: traffic.name.clone(),
+                    iteration: key.iteration,
+                    started_at,
+                    pktlab_version: env!("CARGO_PKG_VERSION").into(),
+                    kernel: host.kernel.clone(),
+                    cpu_model: host.cpu_model.clone(),
+                    cpus: host.cpus,
+                    lab: target.describe(),
+                    virtual_lab: target.is_virtual(),
+                    io: campaign.run.io,
+                    traffic_profile: traffic.clone(),
+                    settings: campaign.run.trial.clone(),
+                    config_text: config.text(),
+                    interrupts: target.interrupts_note(),
+                    cpu_plan: target.cpus.clone(),
+                    generator: None,
+                };
+                let record_of = |trial: TrialResult, seconds: Vec<_>| RunRecord {
+                    header: RunHeader {
+                        generator: Some(trial.tx.backend.clone()),
+                        ..header.clone()
+                    },
+                    seconds,
+                    result: RunResult {
+                        requested_pps: trial.intended_pps,
+                        trial,
+                        finished_at: results::unix_now(),
+                    },
+                };
+                let mut record = |done: TrialDone<'_>| {
+                    if method.keeps_trial_files() {
+                        let r = done.result.clone();
+                        let seconds = r.seconds.clone();
+                        dir.write_trial(done.index, &record_of(r, seconds))?;
+                    }
+                    Ok(())
+                };
+                method.begin_run(&config.name, &traffic.name, key.iteration);
+                let value = method
+                    .run(&trials, traffic, &mut record, &mut |e| {
+                        on_event(CampaignEvent::Trial(e))
+                    })
+                    .map_err(|e| failed_run(e, i + 1, todo.len(), config, traffic, key));
+                // A lab that broke during the run explains its failure (or
+                // its figures) better than the trial's own error: either
+                // way the run is not kept.
+                if !stop.is_set() {
+                    lab_whole(
+                        target,
+                        &format!("run {label} failed: the lab broke during it"),
+                    )?;
                 }
-                Ok(())
-            };
-            method.begin_run(&config.name, &traffic.name, key.iteration);
-            let value = method
-                .run(&trials, traffic, &mut record, &mut |e| {
-                    on_event(CampaignEvent::Trial(e))
-                })
-                .map_err(|e| failed_run(e, i + 1, todo.len(), config, traffic, key))?;
-            let Some(trial) = value else {
-                break; // Cut short: its figures are partial, so it is not kept.
-            };
-            let seconds = trial.seconds.clone();
-            let record = record_of(trial, seconds);
-            dir.write_run(&record)?;
-            let trial = &record.result.trial;
-            ran += 1;
-            write_aggregates(campaign, dir, exporters)?;
-            on_event(CampaignEvent::RunDone {
-                index: i + 1,
-                of: todo.len(),
-                key: *key,
-                config: &config.name,
-                traffic: &traffic.name,
-                result: trial,
-            });
+                let Some(trial) = value? else {
+                    return Ok(false); // Cut short: its figures are partial, so it is not kept.
+                };
+                let seconds = trial.seconds.clone();
+                let record = record_of(trial, seconds);
+                dir.write_run(&record)?;
+                let trial = &record.result.trial;
+                ran += 1;
+                write_aggregates(campaign, dir, exporters)?;
+                on_event(CampaignEvent::RunDone {
+                    index: i + 1,
+                    of: todo.len(),
+                    key: *key,
+                    config: &config.name,
+                    traffic: &traffic.name,
+                    result: trial,
+                });
+                Ok(true)
+            })();
+            match one {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) if stop.is_set() || campaign.run.on_error == OnError::Stop => return Err(e),
+                Err(e) => {
+                    failed += 1;
+                    on_event(CampaignEvent::RunFailed {
+                        index: i + 1,
+                        of: todo.len(),
+                        key: *key,
+                        config: &config.name,
+                        traffic: &traffic.name,
+                        error: e.to_string(),
+                    });
+                }
+            }
         }
         Ok(())
     })();
@@ -279,6 +326,13 @@ pub fn run_campaign(
     let summary = write_aggregates(campaign, dir, exporters);
     match (result, reverted) {
         (Err(e), Ok(())) => return Err(e),
+        // On a broken lab the revert fails for the same reason: the
+        // fault is what to read.
+        (Err(e @ BenchError::LabFault(_)), Err(_)) => {
+            return Err(BenchError::LabFault(format!(
+                "{e} (and the DUT's configuration could not be reverted)"
+            )));
+        }
         (Err(e), Err(r)) => {
             return Err(BenchError::Trial(format!("{e} (and then {r})")));
         }
@@ -289,7 +343,23 @@ pub fn run_campaign(
         planned: plan.len(),
         already,
         ran,
+        failed,
         interrupted: stop.is_set(),
         summary: summary?,
     })
+}
+
+/// Fails with `what` and the lab's faults when it has any.
+fn lab_whole(target: &Target, what: &str) -> Result<(), BenchError> {
+    let faults = target.faults().unwrap_or_else(|e| vec![e.to_string()]);
+    if faults.is_empty() {
+        return Ok(());
+    }
+    // The first few: a sysctl turned off carries its per-interface copies.
+    const SHOWN: usize = 3;
+    let mut text = faults[..faults.len().min(SHOWN)].join("; ");
+    if faults.len() > SHOWN {
+        text += &format!(" (and {} more)", faults.len() - SHOWN);
+    }
+    Err(BenchError::LabFault(format!("{what}: {text}")))
 }

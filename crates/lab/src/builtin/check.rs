@@ -23,6 +23,9 @@ pub enum Queues {
 pub struct Problem {
     /// Whether fixing it needs the namespaces and veths built again.
     pub rebuild: bool,
+    /// Whether no DUT configuration could have caused it: the lab itself
+    /// broke (a namespace or interface gone or down, forwarding off).
+    pub fault: bool,
     pub text: String,
 }
 
@@ -31,6 +34,7 @@ impl Problem {
     fn structure(text: String) -> Problem {
         Problem {
             rebuild: true,
+            fault: true,
             text,
         }
     }
@@ -40,6 +44,16 @@ impl Problem {
     fn config(text: String) -> Problem {
         Problem {
             rebuild: false,
+            fault: false,
+            text,
+        }
+    }
+
+    /// A sysctl that configurations leave alone: forwarding.
+    fn forwarding(text: String) -> Problem {
+        Problem {
+            rebuild: false,
+            fault: true,
             text,
         }
     }
@@ -171,13 +185,18 @@ fn check_ns(
     }
     let on_missing = |key: &str| missing.iter().any(|m| key.contains(&format!(".{m}.")));
     for s in ns.sysctls().filter(|s| !on_missing(&s.key)) {
+        let problem = if s.key.contains("forward") {
+            Problem::forwarding
+        } else {
+            Problem::config
+        };
         match obs.sysctls.get(&s.key) {
             Some(Some(v)) if *v == s.value => {}
-            Some(Some(v)) => out.push(Problem::config(format!(
+            Some(Some(v)) => out.push(problem(format!(
                 "{name}: {} is {v} (want {})",
                 s.key, s.value
             ))),
-            _ => out.push(Problem::config(format!(
+            _ => out.push(problem(format!(
                 "{name}: {} is missing (want {})",
                 s.key, s.value
             ))),
@@ -434,6 +453,10 @@ mod tests {
             );
             let rebuild = !config.iter().any(|c| want.starts_with(c));
             assert_eq!(got[0].rebuild, rebuild, "{want}");
+            // Faults are what no DUT configuration does: whatever needs a
+            // rebuild, and forwarding turned off.
+            let fault = rebuild || want == "t-dut: net.ipv4.ip_forward is 0 (want 1)";
+            assert_eq!(got[0].fault, fault, "{want}");
         }
     }
 

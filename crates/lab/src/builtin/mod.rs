@@ -229,6 +229,20 @@ impl BuiltinLab {
         Ok(texts(&self.problems_in(&self.observe()?, queues)))
     }
 
+    /// What broke in the lab that no DUT configuration does (a namespace
+    /// or interface gone or down, forwarding turned off): a run on it
+    /// measures the breakage, not the DUT. Needs root.
+    pub fn faults(&self) -> Result<Vec<String>, LabError> {
+        require_root("inspecting the lab")?;
+        let observed = self.observe()?;
+        Ok(self
+            .problems_in(&observed, Queues::Any)
+            .iter()
+            .filter(|p| p.fault)
+            .map(|p| p.text.clone())
+            .collect())
+    }
+
     /// Each namespace with its interfaces, MACs, state, addresses, counters,
     /// routes, neighbours and sysctls. The queue count is shown, not
     /// judged: a lab built with `--queues 4` is `up`. Needs root unless no

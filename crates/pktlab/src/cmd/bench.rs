@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 use pktlab_bench::campaign::file::{CampaignFile, ConfigSection, TrafficSection};
+use pktlab_bench::campaign::lock::{lock_keys, LabLock};
 use pktlab_bench::campaign::results::{self, ResultsDir};
 use pktlab_bench::campaign::runner::{self, CampaignEvent};
 use pktlab_bench::campaign::{Campaign, LabChoice, RFC2544_SIZES};
@@ -141,7 +142,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     let created = args.resume.is_none();
     let prepared = prepare(&args, &campaign, &dir, saved_text.as_deref());
-    let target = match prepared {
+    let (target, _lock) = match prepared {
         Ok(t) => t,
         Err(e) => {
             if created {
@@ -155,15 +156,33 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     execute(&args, &campaign, &target, &dir)
 }
 
-/// Brings the lab up and records the campaign and its environment.
+/// Locks the lab, brings it up and records the campaign and its
+/// environment. The lock is held until the returned guard drops: keep it
+/// for the whole campaign.
 pub(crate) fn prepare(
     args: &Args,
     campaign: &Campaign,
     dir: &ResultsDir,
     saved_text: Option<&str>,
-) -> anyhow::Result<Target> {
+) -> anyhow::Result<(Target, LabLock)> {
     common::install_signals()?;
     let o = &args.output;
+    // Said before the lock, whose folder a user without root may not
+    // write either.
+    if campaign.is_builtin() && !pktlab_lab::runner::is_root() {
+        anyhow::bail!(
+            "the built-in lab needs root (network namespaces need CAP_SYS_ADMIN and CAP_NET_ADMIN)"
+        );
+    }
+    // Before the lab is touched: setting it up resets the DUT, which would
+    // disturb a campaign already running on it.
+    let lock = LabLock::acquire(&lock_keys(&campaign.lab), &dir.path)?;
+    for (what, old) in &lock.taken_over {
+        eprintln!(
+            "pktlab: {what}: took over the lock left by pid {} (results folder {}), which ended without releasing it",
+            old.pid, old.dir
+        );
+    }
     let target = match &campaign.lab {
         LabChoice::Builtin { .. } => {
             let spec = campaign.lab.builtin_spec().expect("a built-in lab");
@@ -207,7 +226,7 @@ pub(crate) fn prepare(
     if !dir.has_env() {
         dir.write_env(&runner::env_record(campaign, &target))?;
     }
-    Ok(target)
+    Ok((target, lock))
 }
 
 /// `[[lab.generator]]`s as the lab takes them.
@@ -318,6 +337,24 @@ fn execute(
                 }
             }
             CampaignEvent::Trial(_) => {}
+            CampaignEvent::RunFailed {
+                index,
+                of,
+                key,
+                config,
+                traffic,
+                error,
+            } => {
+                // A diagnostic: stderr, also with --json and --quiet.
+                let line = format!(
+                    "pktlab: {} failed, skipped: {error}",
+                    out::run_label(index, of, config, traffic, key.iteration)
+                );
+                match progress.as_ref() {
+                    Some(p) => p.eprintln(line),
+                    None => eprintln!("{line}"),
+                }
+            }
             CampaignEvent::RunDone {
                 key,
                 config,
@@ -356,6 +393,13 @@ fn execute(
     }
     if outcome.interrupted {
         return Err(Exit(130).into());
+    }
+    if outcome.failed > 0 {
+        return Err(anyhow::anyhow!(
+            "{} of {} runs failed and were skipped; pktlab bench --resume {dir_text} runs them again",
+            outcome.failed,
+            outcome.planned
+        ));
     }
     Ok(())
 }

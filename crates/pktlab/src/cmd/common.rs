@@ -155,6 +155,14 @@ impl Progress {
         }
     }
 
+    /// A diagnostic line on stderr, above the bar.
+    pub fn eprintln(&self, line: String) {
+        match &self.bar {
+            Some(b) => b.suspend(|| eprintln!("{line}")),
+            None => eprintln!("{line}"),
+        }
+    }
+
     pub fn finish(&mut self) {
         if let Some(b) = self.bar.take() {
             b.finish_and_clear();

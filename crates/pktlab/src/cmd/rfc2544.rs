@@ -359,7 +359,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
             }
             Ok(t)
         });
-    let target = match prepared {
+    let (target, _lock) = match prepared {
         Ok(t) => t,
         Err(e) => {
             if created {
@@ -464,6 +464,17 @@ fn execute(
             progress.message(format!("{label} trial {trials_seen}"));
         }
         CampaignEvent::Trial(TrialEvent::Forwarded(pps)) => progress.tick(pps),
+        CampaignEvent::RunFailed {
+            index,
+            of,
+            config,
+            traffic,
+            key,
+            error,
+        } => progress.eprintln(format!(
+            "pktlab: search {index}/{of} {config} {traffic} #{} failed, skipped: {error}",
+            key.iteration
+        )),
         CampaignEvent::RunDone {
             config,
             traffic,
@@ -565,6 +576,13 @@ fn execute(
     }
     if outcome.interrupted {
         return Err(Exit(130).into());
+    }
+    if outcome.failed > 0 {
+        return Err(anyhow::anyhow!(
+            "{} of {} searches failed and were skipped; pktlab rfc2544 --resume {dir_text} runs them again",
+            outcome.failed,
+            outcome.planned
+        ));
     }
     Ok(())
 }

@@ -115,22 +115,37 @@ impl Folder {
         }
         let campaign = campaign_of(path)?;
         let mut missing = Vec::new();
-        let summary = if has_summary {
-            results::read_summary(path).map_err(|e| LoadError(e.to_string()))?
-        } else {
-            let campaign = campaign.as_ref().expect("checked above");
-            let dir = ResultsDir {
-                path: path.to_path_buf(),
-            };
-            let outcomes = if path.join(RUNS_DIR).is_dir() {
-                dir.runs().map_err(|e| LoadError(e.to_string()))?
-            } else {
-                Vec::new()
-            };
-            missing.push(format!(
-                "{SUMMARY_FILE} is missing: the summary was computed again from the run files."
-            ));
-            CampaignSummary::new(campaign, &outcomes)
+        // A damaged summary is only a cache of the run files: computed
+        // again from them when the campaign is known, and said so.
+        let read = has_summary.then(|| results::read_summary::<CampaignSummary>(path));
+        let (summary, damaged) = match read {
+            Some(Ok(s)) => (Some(s), None),
+            Some(Err(e)) if campaign.is_none() => return Err(LoadError(e.to_string())),
+            Some(Err(e)) => (None, Some(e.to_string().replace('\n', " "))),
+            None => (None, None),
+        };
+        let summary = match summary {
+            Some(s) => s,
+            None => {
+                let campaign = campaign.as_ref().expect("checked above");
+                let dir = ResultsDir {
+                    path: path.to_path_buf(),
+                };
+                let outcomes = if path.join(RUNS_DIR).is_dir() {
+                    dir.runs().map_err(|e| LoadError(e.to_string()))?
+                } else {
+                    Vec::new()
+                };
+                missing.push(match damaged {
+                    Some(why) => format!(
+                        "{SUMMARY_FILE} is damaged ({why}): the summary was computed again from the run files."
+                    ),
+                    None => format!(
+                        "{SUMMARY_FILE} is missing: the summary was computed again from the run files."
+                    ),
+                });
+                CampaignSummary::new(campaign, &outcomes)
+            }
         };
         Folder::from_parts(path, summary, campaign, missing)
     }
@@ -261,6 +276,7 @@ fn read_runs(dir: &Path) -> Result<Vec<Run>, LoadError> {
 
 fn read_run(path: &Path) -> Result<Run, LoadError> {
     let text = std::fs::read_to_string(path).map_err(|e| bad(path, e))?;
+    results::check_whole(&text).map_err(|e| bad(path, e))?;
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let (Some(first), Some(last)) = (lines.first(), lines.last()) else {
         return Err(bad(path, "empty run file"));
@@ -278,6 +294,7 @@ fn read_run(path: &Path) -> Result<Run, LoadError> {
             .map_err(|e| bad(path, format!("bad line {}: {e}", i + 2)))?;
         seconds.push(s.record);
     }
+    results::check_version(&header.record.pktlab_version).map_err(|e| bad(path, e))?;
     Ok(Run {
         header: header.record,
         seconds,
