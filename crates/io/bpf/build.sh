@@ -4,6 +4,7 @@
 # installs them), in this directory:
 #   xsk_redirect.o  from xsk_redirect.c (AF_XDP receive, XDP_DROP sink)
 #   xdpgen.o        from xdpgen.c (the live-frame generator, --io xdp)
+#   droptrace.o     from droptrace.c (the drop tracer at skb:kfree_skb)
 #
 #   crates/io/bpf/build.sh          rebuild the committed objects
 #   crates/io/bpf/build.sh --check  rebuild into temporary files and fail
@@ -23,7 +24,7 @@ if [ "${1:-}" = "--check" ]; then
     check=1
 fi
 status=0
-for name in xsk_redirect xdpgen; do
+for name in xsk_redirect xdpgen droptrace; do
     out=$name.o
     if [ $check = 1 ]; then
         out=$(mktemp /tmp/$name.XXXXXX.o)
