@@ -15,8 +15,8 @@
  * Struct layouts are not hard-coded: the structs below declare only the
  * fields read, with preserve_access_index, and the loader relocates them
  * against the running kernel's BTF (CO-RE). The drop reason is the
- * tracepoint's third argument since Linux 5.17; on older kernels (no
- * `reason` in the tracepoint's record) it reads as 0.
+ * tracepoint's third argument since Linux 5.17 (`HAS_REASON`); on older
+ * kernels it reads as 0.
  *
  * Build: crates/io/bpf/build.sh (clang -O2 -g -target bpf -mcpu=v3).
  */
@@ -35,6 +35,9 @@
 
 /* Set before load (.rodata). */
 const volatile __u32 COUNT_ALL = 0; /* 1: every dropped frame, not only test frames */
+/* 1 when the tracepoint has the reason argument (Linux 5.17 on): user
+ * space sets it when the kernel's BTF has `enum skb_drop_reason`. */
+const volatile __u32 HAS_REASON = 0;
 
 /* Mirrors `DropKey` in crates/io/src/droptrace/maps.rs. */
 struct drop_key {
@@ -94,10 +97,6 @@ struct sk_buff {
 	__u16 mac_header;
 	__u16 network_header;
 	__be16 protocol;
-} __attribute__((preserve_access_index));
-
-struct trace_event_raw_kfree_skb {
-	int reason;
 } __attribute__((preserve_access_index));
 
 /* The bytes read from the IP header on: IPv6 (40) + UDP (8) + magic (2). */
@@ -184,7 +183,7 @@ int drop_count(__u64 *ctx)
 	if (!COUNT_ALL && !test_frame(skb))
 		return 0;
 	key.location = ctx[1];
-	if (bpf_core_field_exists(((struct trace_event_raw_kfree_skb *)0)->reason))
+	if (HAS_REASON)
 		key.reason = (__u32)ctx[2];
 	dev = BPF_CORE_READ(skb, dev);
 	if (dev) {

@@ -103,9 +103,12 @@ impl DropTracer {
         let btf = Btf::from_sys_fs()
             .map_err(|_| IoError::Unsupported("kernel BTF (/sys/kernel/btf/vmlinux)"))?;
         let count_all: u32 = all.into();
+        // The reason argument came with the enum (Linux 5.17).
+        let has_reason: u32 = (!btf::drop_reasons().unwrap_or_default().is_empty()).into();
         let mut ebpf = EbpfLoader::new()
             .btf(Some(&btf))
             .override_global("COUNT_ALL", &count_all, true)
+            .override_global("HAS_REASON", &has_reason, true)
             .load(&OBJECT.0)
             .map_err(|e| trace_error("loading the drop tracer", &e))?;
         let prog: &mut BtfTracePoint = ebpf
