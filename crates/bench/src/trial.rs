@@ -13,6 +13,7 @@ use pktlab_engine::tx::{TxEvent, TxPlan, TxSummary};
 use pktlab_engine::StopSignal;
 use pktlab_lab::softnet::{self, SoftnetCpu};
 
+use crate::drops::{self, Drops};
 use crate::endpoint::{BenchIo, Endpoint, Local};
 use crate::monitor::{self, IfaceCounters, Second};
 use crate::samples::{run_value, steady};
@@ -92,6 +93,8 @@ pub struct TrialResult {
     /// load and interrupts.
     #[serde(skip)]
     pub seconds: Vec<Second>,
+    /// Where the lost frames went (`crate::drops`).
+    pub drops: Drops,
 }
 
 /// Progress of a trial, for a live display.
@@ -201,6 +204,7 @@ fn one_trial(
         },
         xdp: Default::default(),
     };
+    let window = drops::begin()?;
     let before = monitor::read_counters(&lab.watched)?;
     let softnet_before = softnet::read()?;
     let rx_stop = StopSignal::new();
@@ -273,6 +277,17 @@ fn one_trial(
     let after = monitor::read_counters(&lab.watched)?;
     let lab_counters = monitor::counter_deltas(&before, &after);
     let softnet = softnet::deltas(&softnet_before, &softnet::read()?);
+    let kernel = window.end()?;
+    let drops = drops::reconcile(
+        lab,
+        kernel.as_deref(),
+        &drops::Counters {
+            tx: &tx,
+            rx: &rx,
+            ifaces: &lab_counters,
+            softnet: &softnet,
+        },
+    );
     let dut_backlog_drops = lab
         .cpus
         .as_ref()
@@ -306,5 +321,6 @@ fn one_trial(
         softnet,
         dut_backlog_drops,
         seconds,
+        drops,
     })
 }

@@ -254,3 +254,52 @@ fn a_quiet_run_ends_by_itself_with_zero() {
     let secs = s["seconds"].as_f64().unwrap();
     assert!((1.9..10.0).contains(&secs), "{secs}");
 }
+
+/// `recv` given the generator's ranges: with a blackhole route for
+/// 198.19.10.1 and 198.19.10.2 in the DUT, the 40 streams to them (20
+/// sources each) never arrive, which the receiver alone cannot see as
+/// loss; the JSON and the text both say so.
+#[test]
+fn recv_with_the_ranges_reports_the_streams_that_never_arrived() {
+    let lab = Lab::up();
+    let dut = lab.ns("dut");
+    for d in ["198.19.10.1", "198.19.10.2"] {
+        common::sh(&format!("ip -n {dut} route add blackhole {d}/32"));
+    }
+    let ranges = [
+        "-s",
+        "198.18.10.1:2000-198.18.10.20",
+        "-d",
+        "198.19.10.1:2000-198.19.10.100",
+    ];
+    let mut args = vec!["-i", "r0", "-W", "2", "-t", "50"];
+    args.extend(ranges);
+    let rx = Receiver::start(&lab.ns("rcv"), &args);
+    // A second receiver on the same port, in text mode.
+    let mut text_rx = Command::new("ip")
+        .args(["netns", "exec", &lab.ns("rcv"), common::PKTLAB, "recv"])
+        .args(&args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut text_out = BufReader::new(text_rx.stdout.take().unwrap());
+    let mut header = String::new();
+    text_out.read_line(&mut header).unwrap();
+    ok_in(
+        &lab.ns("gen"),
+        &["gen", "-i", "g0", "-n", "10000", "-R", "20kpps", "-q"],
+    );
+    let (_, s) = rx.wait(WAIT);
+    assert_eq!(u(&s, "streams"), 1960);
+    assert_eq!(u(&s, "lost"), 0);
+    assert_eq!(u(&s, "streams_expected"), 2000);
+    assert_eq!(u(&s, "streams_missing"), 40);
+    assert!(text_rx.wait().unwrap().success());
+    let mut text = String::new();
+    text_out.read_to_string(&mut text).unwrap();
+    assert!(
+        text.contains("Test traffic: 1960 flows in 1960 streams, 0 lost"),
+        "{text}"
+    );
+    assert!(text.contains("\n40 of 2000 streams never arrived.\n"), "{text}");
+}
