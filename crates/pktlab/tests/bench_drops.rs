@@ -27,7 +27,7 @@ name = "inet4"
 rate = "20kpps"
 [[config]]
 name = "seq2"
-apply = ["nft 'add table ip pktlabdrops; add chain ip pktlabdrops fwd {{ type filter hook forward priority 0; }}; add rule ip pktlabdrops fwd udp dport 2000 @th,104,32 2 drop'"]
+apply = ["nft 'add table ip pktlabdrops; add chain ip pktlabdrops forward_test {{ type filter hook forward priority 0; }}; add rule ip pktlabdrops forward_test udp dport 2000 @th,104,32 2 drop'"]
 revert = ["nft delete table ip pktlabdrops"]
 "#
     );
