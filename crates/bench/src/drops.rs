@@ -218,16 +218,17 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
     let received = c.rx.packets - c.rx.foreign;
     let lost = c.tx.packets.saturating_sub(received);
     let namespaces = LabNamespaces::of(lab);
-    let place = |side, netns: &str, iface: &str, layer: &str, reason: &str, location: &str, frames| Place {
-        side,
-        host: "local".into(),
-        netns: netns.into(),
-        iface: iface.into(),
-        layer: layer.into(),
-        reason: reason.into(),
-        location: location.into(),
-        frames,
-    };
+    let place =
+        |side, netns: &str, iface: &str, layer: &str, reason: &str, location: &str, frames| Place {
+            side,
+            host: "local".into(),
+            netns: netns.into(),
+            iface: iface.into(),
+            layer: layer.into(),
+            reason: reason.into(),
+            location: location.into(),
+            frames,
+        };
     let mut places = Vec::new();
     let mut left = lost;
     for k in kernel.unwrap_or_default() {
@@ -237,7 +238,15 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
         let n = k.frames.min(left);
         if n > 0 {
             left -= n;
-            places.push(place(side, &k.netns, &k.iface, "kernel", &k.reason, &k.location, n));
+            places.push(place(
+                side,
+                &k.netns,
+                &k.iface,
+                "kernel",
+                &k.reason,
+                &k.location,
+                n,
+            ));
         }
     }
     // The counters, for what is left: the receiver's ring first (frames
@@ -268,12 +277,23 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
             ("tx_dropped", k.tx_dropped),
             ("tx_errors", k.tx_errors),
         ] {
-            counters.push((side, ns.clone(), w.iface.clone(), "interface", name.into(), n));
+            counters.push((
+                side,
+                ns.clone(),
+                w.iface.clone(),
+                "interface",
+                name.into(),
+                n,
+            ));
         }
     }
     if let Some(plan) = &lab.cpus {
         let n = softnet::dropped_on(c.softnet, &plan.dut_cpus);
-        let ns = namespaces.dut.first().cloned().unwrap_or_else(|| "-".into());
+        let ns = namespaces
+            .dut
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "-".into());
         counters.push((Side::Dut, ns, "-".into(), "softnet", "dropped".into(), n));
     }
     for (side, ns, iface, layer, reason, n) in counters {
@@ -283,7 +303,13 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
             places.push(place(side, &ns, &iface, layer, &reason, "-", n));
         }
     }
-    let sum = |s: Side| places.iter().filter(|p| p.side == s).map(|p| p.frames).sum::<u64>();
+    let sum = |s: Side| {
+        places
+            .iter()
+            .filter(|p| p.side == s)
+            .map(|p| p.frames)
+            .sum::<u64>()
+    };
     let (dut, tester) = (sum(Side::Dut), sum(Side::Tester));
     Drops {
         lost,

@@ -81,7 +81,11 @@ fn an_nft_drop_in_the_dut_is_attributed_in_the_line_and_the_record() {
         format!("{share:.2}")
     };
     let want = format!("lost 2000 ({pct}%): DUT nft_do_chain NETFILTER_DROP 2000 (100%)");
-    assert!(r.stdout.lines().any(|l| l == want), "{want} not in {}", r.stdout);
+    assert!(
+        r.stdout.lines().any(|l| l == want),
+        "{want} not in {}",
+        r.stdout
+    );
 
     // The tracer off: counters only, and nft's drops are in no counter.
     let out_off = dir.path().join("off");

@@ -89,7 +89,11 @@ fn places(s: &Value) -> Vec<(String, String, String, String, String, u64)> {
         .expect("places")
         .iter()
         .map(|p| {
-            let t = |k: &str| p[k].as_str().unwrap_or_else(|| panic!("{k} in {p}")).to_string();
+            let t = |k: &str| {
+                p[k].as_str()
+                    .unwrap_or_else(|| panic!("{k} in {p}"))
+                    .to_string()
+            };
             (
                 t("netns"),
                 t("iface"),
@@ -103,10 +107,7 @@ fn places(s: &Value) -> Vec<(String, String, String, String, String, u64)> {
 }
 
 fn nft(ns: &str, rules: &str) {
-    let path = std::env::temp_dir().join(format!(
-        "pktlab-drops-{}-{ns}.nft",
-        std::process::id()
-    ));
+    let path = std::env::temp_dir().join(format!("pktlab-drops-{}-{ns}.nft", std::process::id()));
     std::fs::write(&path, rules).unwrap();
     common::sh(&format!("ip netns exec {ns} nft -f {}", path.display()));
     std::fs::remove_file(&path).unwrap();
@@ -187,7 +188,11 @@ fn blackhole_and_unresolvable_next_hop_are_attributed_in_text() {
         "ip -n {dut} route add 198.19.10.2/32 via 198.19.0.250 dev d1"
     ));
     let tracer = Tracer::start(&["--netns", &dut]);
-    assert!(tracer.first.starts_with("    t     frames/s  netns"), "{}", tracer.first);
+    assert!(
+        tracer.first.starts_with("    t     frames/s  netns"),
+        "{}",
+        tracer.first
+    );
     let received = send_through(&lab);
     // ARP gives up after 3 solicitations a second apart; then the queued
     // frames are dropped.
@@ -199,7 +204,9 @@ fn blackhole_and_unresolvable_next_hop_are_attributed_in_text() {
         .skip_while(|l| !l.contains("test frames dropped in"))
         .collect();
     assert!(
-        summary.first().is_some_and(|l| l.starts_with("200 test frames dropped in ")),
+        summary
+            .first()
+            .is_some_and(|l| l.starts_with("200 test frames dropped in ")),
         "{text}"
     );
     let mut neigh = 0;
@@ -232,14 +239,26 @@ fn bad_input_is_one_line() {
     );
     let r = common::pktlab(&["drops", "-t", "0s"]);
     assert_eq!(r.code, 2, "{r:?}");
-    assert_eq!(r.stderr.trim(), "pktlab: invalid time '0s': use more than 0s");
+    assert_eq!(
+        r.stderr.trim(),
+        "pktlab: invalid time '0s': use more than 0s"
+    );
 }
 
 /// With -t and nothing dropped: interval lines, then a summary of 0.
 #[test]
 fn a_quiet_run_ends_by_itself_with_zero() {
     let lab = Lab::up();
-    let r = common::pktlab(&["drops", "--json", "--netns", &lab.ns("dut"), "-t", "2s", "-w", "1s"]);
+    let r = common::pktlab(&[
+        "drops",
+        "--json",
+        "--netns",
+        &lab.ns("dut"),
+        "-t",
+        "2s",
+        "-w",
+        "1s",
+    ]);
     assert_eq!(r.code, 0, "{r:?}");
     let lines: Vec<Value> = r
         .stdout
@@ -307,5 +326,8 @@ fn recv_with_the_ranges_reports_the_streams_that_never_arrived() {
         text.contains("Test traffic: 1960 flows in 1960 streams, 0 lost"),
         "{text}"
     );
-    assert!(text.contains("\n40 of 2000 streams never arrived.\n"), "{text}");
+    assert!(
+        text.contains("\n40 of 2000 streams never arrived.\n"),
+        "{text}"
+    );
 }

@@ -168,8 +168,17 @@ pub fn drops_line(d: &Drops, sent: u64) -> String {
                 Side::Dut => "DUT",
                 Side::Tester => "tester",
             };
-            let at = if p.location == "-" { &p.iface } else { &p.location };
-            format!("{side} {at} {} {} ({})", p.reason, p.frames, percent(p.frames, d.lost))
+            let at = if p.location == "-" {
+                &p.iface
+            } else {
+                &p.location
+            };
+            format!(
+                "{side} {at} {} {} ({})",
+                p.reason,
+                p.frames,
+                percent(p.frames, d.lost)
+            )
         })
         .collect();
     if !places.is_empty() {

@@ -240,9 +240,15 @@ mod tests {
         let mut s = summary();
         s.streams = 1960;
         assert_eq!(streams_missing(&s, 2000), 40);
-        assert_eq!(missing_line(&s, 2000), "40 of 2000 streams never arrived.\n");
+        assert_eq!(
+            missing_line(&s, 2000),
+            "40 of 2000 streams never arrived.\n"
+        );
         s.streams = 2000;
-        assert_eq!(missing_line(&s, 2000), "All 2000 expected streams arrived.\n");
+        assert_eq!(
+            missing_line(&s, 2000),
+            "All 2000 expected streams arrived.\n"
+        );
         // More streams than expected (another generator): none missing.
         s.streams = 2100;
         assert_eq!(streams_missing(&s, 2000), 0);

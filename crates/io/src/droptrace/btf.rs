@@ -30,7 +30,12 @@ pub fn drop_reasons() -> Result<BTreeMap<u32, String>, String> {
         .map(|values| {
             values
                 .into_iter()
-                .map(|(name, v)| (v as u32, name.strip_prefix(PREFIX).unwrap_or(&name).to_string()))
+                .map(|(name, v)| {
+                    (
+                        v as u32,
+                        name.strip_prefix(PREFIX).unwrap_or(&name).to_string(),
+                    )
+                })
                 .collect()
         })
         .map_err(|e| format!("{VMLINUX_BTF}: {e}"))
@@ -151,7 +156,13 @@ mod tests {
         let mut out = Vec::new();
         out.extend_from_slice(&MAGIC.to_le_bytes());
         out.extend_from_slice(&[1, 0]);
-        for v in [24u32, 0, types.len() as u32, types.len() as u32, strings.len() as u32] {
+        for v in [
+            24u32,
+            0,
+            types.len() as u32,
+            types.len() as u32,
+            strings.len() as u32,
+        ] {
             out.extend_from_slice(&v.to_le_bytes());
         }
         out.extend_from_slice(&types);
@@ -163,7 +174,14 @@ mod tests {
     fn finds_the_named_enum_past_other_types() {
         let data = blob(&[
             ("other", false, &[("X", 7)]),
-            ("skb_drop_reason", false, &[("SKB_NOT_DROPPED_YET", 0), ("SKB_DROP_REASON_NETFILTER_DROP", 11)]),
+            (
+                "skb_drop_reason",
+                false,
+                &[
+                    ("SKB_NOT_DROPPED_YET", 0),
+                    ("SKB_DROP_REASON_NETFILTER_DROP", 11),
+                ],
+            ),
         ]);
         assert_eq!(
             enum_values(&data, "skb_drop_reason").unwrap(),
@@ -172,14 +190,20 @@ mod tests {
                 ("SKB_DROP_REASON_NETFILTER_DROP".to_string(), 11)
             ]
         );
-        assert_eq!(enum_values(&data, "other").unwrap(), vec![("X".to_string(), 7)]);
+        assert_eq!(
+            enum_values(&data, "other").unwrap(),
+            vec![("X".to_string(), 7)]
+        );
         assert!(enum_values(&data, "missing").unwrap().is_empty());
     }
 
     #[test]
     fn reads_enum64_values() {
         let data = blob(&[("wide", true, &[("BIG", (5 << 32) | 3)])]);
-        assert_eq!(enum_values(&data, "wide").unwrap(), vec![("BIG".to_string(), (5 << 32) | 3)]);
+        assert_eq!(
+            enum_values(&data, "wide").unwrap(),
+            vec![("BIG".to_string(), (5 << 32) | 3)]
+        );
     }
 
     #[test]
@@ -193,7 +217,13 @@ mod tests {
     fn the_running_kernel_names_its_reasons() {
         let reasons = drop_reasons().expect("kernel BTF");
         let names: Vec<&str> = reasons.values().map(String::as_str).collect();
-        for want in ["NOT_SPECIFIED", "NETFILTER_DROP", "NEIGH_FAILED", "NEIGH_QUEUEFULL", "QDISC_DROP"] {
+        for want in [
+            "NOT_SPECIFIED",
+            "NETFILTER_DROP",
+            "NEIGH_FAILED",
+            "NEIGH_QUEUEFULL",
+            "QDISC_DROP",
+        ] {
             assert!(names.contains(&want), "{want} missing from {names:?}");
         }
         // SKB_DROP_REASON_NOT_SPECIFIED has been 2 since Linux 6.0.

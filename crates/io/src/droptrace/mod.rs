@@ -129,8 +129,8 @@ impl DropTracer {
             .ebpf
             .map("drops")
             .ok_or_else(|| IoError::Other("no map drops in the drop tracer".into()))?;
-        let drops: PerCpuHashMap<_, DropKey, u64> = PerCpuHashMap::try_from(map)
-            .map_err(|e| trace_error("reading the drop tracer", &e))?;
+        let drops: PerCpuHashMap<_, DropKey, u64> =
+            PerCpuHashMap::try_from(map).map_err(|e| trace_error("reading the drop tracer", &e))?;
         let mut frames = BTreeMap::new();
         for entry in drops.iter() {
             let (key, per_cpu) = entry.map_err(|e| trace_error("reading the drop tracer", &e))?;
@@ -143,8 +143,8 @@ impl DropTracer {
             .ebpf
             .map("overflow")
             .ok_or_else(|| IoError::Other("no map overflow in the drop tracer".into()))?;
-        let overflow: PerCpuArray<_, u64> = PerCpuArray::try_from(map)
-            .map_err(|e| trace_error("reading the drop tracer", &e))?;
+        let overflow: PerCpuArray<_, u64> =
+            PerCpuArray::try_from(map).map_err(|e| trace_error("reading the drop tracer", &e))?;
         let overflow = overflow
             .get(&0, 0)
             .map_err(|e| trace_error("reading the drop tracer", &e))?

@@ -108,7 +108,12 @@ impl Places {
         for (k, &n) in &counts.frames {
             let netns = self.netns.name(k.netns);
             let iface = self.iface(k.netns, &netns, k.ifindex);
-            let place = (netns, iface, self.reason(k.reason), self.syms.name(k.location));
+            let place = (
+                netns,
+                iface,
+                self.reason(k.reason),
+                self.syms.name(k.location),
+            );
             *merged.entry(place).or_insert(0) += n;
         }
         if counts.overflow > 0 {

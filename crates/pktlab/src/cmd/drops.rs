@@ -68,7 +68,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut places = Places::load();
     let filter = |c: DropCounts| match only_ns {
         Some(ino) => DropCounts {
-            frames: c.frames.into_iter().filter(|(k, _)| k.netns == ino).collect(),
+            frames: c
+                .frames
+                .into_iter()
+                .filter(|(k, _)| k.netns == ino)
+                .collect(),
             overflow: c.overflow,
         },
         None => c,

@@ -304,11 +304,7 @@ pub(crate) fn flows_of(
         .as_ref()
         .or(dst.as_ref())
         .map(|r| r.family())
-        .unwrap_or(if inet6 {
-            Family::Inet6
-        } else {
-            Family::Inet4
-        });
+        .unwrap_or(if inet6 { Family::Inet6 } else { Family::Inet4 });
     if inet6 && family != Family::Inet6 {
         return Err(usage("-6 asks for IPv6, but the ranges given are IPv4"));
     }
