@@ -14,6 +14,7 @@
 
 pub mod atomic;
 pub mod campaign;
+pub mod drops;
 pub mod endpoint;
 mod error;
 pub mod late;

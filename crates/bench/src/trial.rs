@@ -13,6 +13,7 @@ use pktlab_engine::tx::{TxEvent, TxPlan, TxSummary};
 use pktlab_engine::StopSignal;
 use pktlab_lab::softnet::{self, SoftnetCpu};
 
+use crate::drops::{self, Drops};
 use crate::endpoint::{BenchIo, Endpoint, Local};
 use crate::late;
 use crate::monitor::{self, IfaceCounters, Second};
@@ -112,6 +113,8 @@ pub struct TrialResult {
     /// load and interrupts.
     #[serde(skip)]
     pub seconds: Vec<Second>,
+    /// Where the lost frames went (`crate::drops`).
+    pub drops: Drops,
 }
 
 /// Progress of a trial, for a live display.
@@ -270,6 +273,7 @@ fn one_trial(
             return Err(BenchError::Trial("interrupted during the warm-up".into()));
         }
     }
+    let window = drops::begin()?;
     let before = monitor::read_counters(&lab.watched)?;
     let softnet_before = softnet::read()?;
     let rx_stop = StopSignal::new();
@@ -349,6 +353,17 @@ fn one_trial(
     let after = monitor::read_counters(&lab.watched)?;
     let lab_counters = monitor::counter_deltas(&before, &after);
     let softnet = softnet::deltas(&softnet_before, &softnet::read()?);
+    let kernel = window.end()?;
+    let drops = drops::reconcile(
+        lab,
+        kernel.as_deref(),
+        &drops::Counters {
+            tx: &tx,
+            rx: &rx,
+            ifaces: &lab_counters,
+            softnet: &softnet,
+        },
+    );
     let dut_backlog_drops = lab
         .cpus
         .as_ref()
@@ -386,6 +401,7 @@ fn one_trial(
         softnet,
         dut_backlog_drops,
         seconds,
+        drops,
     })
 }
 

@@ -5,6 +5,7 @@
 #   xsk_redirect.o  from xsk_redirect.c (AF_XDP receive, XDP_DROP sink)
 #   xdpgen.o        from xdpgen.c (the live-frame generator, gen --io xdp)
 #   xdprecv.o       from xdprecv.c (the in-kernel receiver, recv --io xdp)
+#   droptrace.o     from droptrace.c (the drop tracer at skb:kfree_skb)
 #
 #   crates/io/bpf/build.sh          rebuild the committed objects
 #   crates/io/bpf/build.sh --check  rebuild into temporary files and fail
@@ -24,7 +25,7 @@ if [ "${1:-}" = "--check" ]; then
     check=1
 fi
 status=0
-for name in xsk_redirect xdpgen xdprecv; do
+for name in xsk_redirect xdpgen xdprecv droptrace; do
     out=$name.o
     if [ $check = 1 ]; then
         out=$(mktemp /tmp/$name.XXXXXX.o)

@@ -44,6 +44,7 @@ pub use error::{os_message, IoError};
 pub mod afpacket;
 pub mod afxdp;
 pub mod clock;
+pub mod droptrace;
 pub mod ethtool;
 pub mod iface;
 pub mod loader;

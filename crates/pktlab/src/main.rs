@@ -35,6 +35,8 @@ enum Command {
     Linerate(cmd::linerate::Args),
     /// Per-second interface counters with drops (like netstat -iw 1)
     Ifstat(cmd::ifstat::Args),
+    /// Where the kernel drops test frames: place and reason (skb:kfree_skb)
+    Drops(cmd::drops::Args),
     /// Compare data sets like FreeBSD's ministat(1)
     Ministat(cmd::ministat::Args),
     /// Extract per-run pps values from netmap pkt-gen logs (like BSDRP)
@@ -95,6 +97,7 @@ fn main() {
         Command::Report(a) => cmd::report::run(a),
         Command::Linerate(a) => cmd::linerate::run(a),
         Command::Ifstat(a) => cmd::ifstat::run(a),
+        Command::Drops(a) => cmd::drops::run(a),
         Command::Ministat(a) => cmd::ministat::run(a),
         Command::PktgenLog(a) => cmd::pktgen_log::run(a),
         Command::Worker(a) => cmd::worker::run(a),

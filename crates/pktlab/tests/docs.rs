@@ -8,7 +8,7 @@ use std::process::Command;
 use common::pktlab;
 
 /// Every subcommand of pktlab, written out by hand.
-const SUBCOMMANDS: [&str; 14] = [
+const SUBCOMMANDS: [&str; 15] = [
     "gen",
     "recv",
     "lab",
@@ -18,6 +18,7 @@ const SUBCOMMANDS: [&str; 14] = [
     "report",
     "linerate",
     "ifstat",
+    "drops",
     "ministat",
     "pktgen-log",
     "pkt-gen",

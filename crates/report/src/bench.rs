@@ -3,6 +3,7 @@
 
 use pktlab_bench::campaign::runner::CampaignOutcome;
 use pktlab_bench::campaign::Campaign;
+use pktlab_bench::drops::{Drops, Side};
 use pktlab_bench::trial::TrialResult;
 use serde_json::{json, Value};
 
@@ -132,5 +133,144 @@ mod tests {
         assert!(virtual_lab_warning(1).contains("1 CPU,"));
         assert!(isolated_lab_warning("1", "0")
             .starts_with("note: this lab is virtual: the DUT forwards on CPUs 1 of its own and the generator and receiver run on CPUs 0,"));
+    }
+}
+
+/// A share in percent with two significant figures or more: `100`,
+/// `55`, `5.5`, `0.55`.
+fn percent(part: u64, whole: u64) -> String {
+    let p = if whole > 0 {
+        100.0 * part as f64 / whole as f64
+    } else {
+        0.0
+    };
+    if p >= 10.0 {
+        format!("{p:.0}%")
+    } else if p >= 1.0 {
+        format!("{p:.1}%")
+    } else {
+        format!("{p:.2}%")
+    }
+}
+
+/// Where a run's loss went, one line:
+/// `lost 4000 (0.55%): DUT nft_do_chain NETFILTER_DROP 4000 (100%)`.
+pub fn drops_line(d: &Drops, sent: u64) -> String {
+    let mut line = format!("lost {} ({})", d.lost, percent(d.lost, sent));
+    if d.lost == 0 {
+        return line;
+    }
+    let places: Vec<String> = d
+        .places
+        .iter()
+        .map(|p| {
+            let side = match p.side {
+                Side::Dut => "DUT",
+                Side::Tester => "tester",
+            };
+            let at = if p.location == "-" {
+                &p.iface
+            } else {
+                &p.location
+            };
+            format!(
+                "{side} {at} {} {} ({})",
+                p.reason,
+                p.frames,
+                percent(p.frames, d.lost)
+            )
+        })
+        .collect();
+    if !places.is_empty() {
+        line += ": ";
+        line += &places.join(", ");
+    }
+    if d.unexplained > 0 {
+        line += &format!(
+            "{}unexplained {} ({})",
+            if places.is_empty() { ": " } else { ", " },
+            d.unexplained,
+            percent(d.unexplained, d.lost)
+        );
+        // More than 1% left over: the places above are not the whole story.
+        if d.unexplained * 100 > d.lost {
+            line += ", more than 1% of the loss unexplained";
+        }
+    }
+    if !d.traced {
+        line += " (counters only)";
+    }
+    if d.tester_limited {
+        line += "; tester-limited: most of the loss is the tester's, not the DUT's";
+    }
+    line
+}
+
+#[cfg(test)]
+mod drops_tests {
+    use super::*;
+    use pktlab_bench::drops::Place;
+
+    fn place(side: Side, location: &str, reason: &str, frames: u64) -> Place {
+        Place {
+            side,
+            host: "local".into(),
+            netns: "n".into(),
+            iface: "r0".into(),
+            layer: "kernel".into(),
+            reason: reason.into(),
+            location: location.into(),
+            frames,
+        }
+    }
+
+    #[test]
+    fn the_issue_example() {
+        let d = Drops {
+            lost: 4000,
+            dut: 4000,
+            tester: 0,
+            unexplained: 0,
+            places: vec![place(Side::Dut, "nft_do_chain", "NETFILTER_DROP", 4000)],
+            traced: true,
+            tester_limited: false,
+        };
+        // 4000 of 727273 sent is 0.550%.
+        assert_eq!(
+            drops_line(&d, 727_273),
+            "lost 4000 (0.55%): DUT nft_do_chain NETFILTER_DROP 4000 (100%)"
+        );
+    }
+
+    #[test]
+    fn unexplained_counters_only_and_tester_limited_are_said() {
+        let d = Drops {
+            lost: 200,
+            dut: 10,
+            tester: 150,
+            unexplained: 40,
+            places: vec![
+                place(Side::Tester, "-", "ring_drops", 150),
+                place(Side::Dut, "-", "tx_dropped", 10),
+            ],
+            traced: false,
+            tester_limited: true,
+        };
+        assert_eq!(
+            drops_line(&d, 1000),
+            "lost 200 (20%): tester r0 ring_drops 150 (75%), DUT r0 tx_dropped 10 (5.0%), \
+             unexplained 40 (20%), more than 1% of the loss unexplained (counters only); \
+             tester-limited: most of the loss is the tester's, not the DUT's"
+        );
+        let none = Drops {
+            lost: 0,
+            dut: 0,
+            tester: 0,
+            unexplained: 0,
+            places: vec![],
+            traced: true,
+            tester_limited: false,
+        };
+        assert_eq!(drops_line(&none, 1000), "lost 0 (0.00%)");
     }
 }

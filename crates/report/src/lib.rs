@@ -6,6 +6,7 @@
 //! field (`interval`, `summary`, ...), snake_case keys and integer counts.
 
 pub mod bench;
+pub mod drops;
 pub mod export;
 pub mod gen;
 pub mod html;

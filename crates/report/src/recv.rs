@@ -102,6 +102,21 @@ pub fn summary_text(s: &RxSummary, info: &RecvInfo) -> String {
     out
 }
 
+/// Streams of the `expected` ones that never arrived. Stream ids are flow
+/// indices, so the streams seen are all expected ones unless frames of
+/// another generator came in.
+pub fn streams_missing(s: &RxSummary, expected: u64) -> u64 {
+    expected.saturating_sub(s.streams)
+}
+
+/// `20 of 2000 streams never arrived` (or that all did), one line.
+pub fn missing_line(s: &RxSummary, expected: u64) -> String {
+    match streams_missing(s, expected) {
+        0 => format!("All {expected} expected streams arrived.\n"),
+        n => format!("{n} of {expected} streams never arrived.\n"),
+    }
+}
+
 pub fn summary_json(s: &RxSummary, info: &RecvInfo) -> Value {
     let mut v = serde_json::to_value(s).expect("serialisable");
     v["type"] = json!("summary");
@@ -276,5 +291,24 @@ mod tests {
             interval_line(&iv),
             "   1.000 rx 20.01 Kpps (20010 pkts 10.25 Mbps L2 13.45 Mbps L1 in 1000000 usec) 10 foreign"
         );
+    }
+
+    #[test]
+    fn missing_streams_are_the_expected_ones_not_seen() {
+        let mut s = summary();
+        s.streams = 1960;
+        assert_eq!(streams_missing(&s, 2000), 40);
+        assert_eq!(
+            missing_line(&s, 2000),
+            "40 of 2000 streams never arrived.\n"
+        );
+        s.streams = 2000;
+        assert_eq!(
+            missing_line(&s, 2000),
+            "All 2000 expected streams arrived.\n"
+        );
+        // More streams than expected (another generator): none missing.
+        s.streams = 2100;
+        assert_eq!(streams_missing(&s, 2000), 0);
     }
 }

@@ -287,6 +287,24 @@ mod tests {
             }],
             dut_backlog_drops: Some(19),
             seconds: vec![second(1), second(2)],
+            drops: crate::drops::Drops {
+                lost: 19,
+                dut: 19,
+                tester: 0,
+                unexplained: 0,
+                places: vec![crate::drops::Place {
+                    side: crate::drops::Side::Dut,
+                    host: "local".into(),
+                    netns: "pktlab-dut".into(),
+                    iface: "d0".into(),
+                    layer: "kernel".into(),
+                    reason: "NETFILTER_DROP".into(),
+                    location: "nft_do_chain".into(),
+                    frames: 19,
+                }],
+                traced: true,
+                tester_limited: false,
+            },
         }
     }
 
@@ -331,6 +349,15 @@ mod tests {
         );
         // The seconds are their own lines, not a field of the result.
         let v: serde_json::Value = serde_json::from_str(lines[3]).unwrap();
+        // Where the loss went, as the issue writes it.
+        assert_eq!(
+            v["drops"],
+            serde_json::json!({"lost": 19, "dut": 19, "tester": 0, "unexplained": 0,
+                "places": [{"side": "dut", "host": "local", "netns": "pktlab-dut", "iface": "d0",
+                    "layer": "kernel", "reason": "NETFILTER_DROP", "location": "nft_do_chain",
+                    "frames": 19}],
+                "traced": true, "tester_limited": false})
+        );
         assert!(v.get("seconds").is_none() && v.get("intended_pps").is_none());
         assert_eq!(v["tx"]["packets"], 2000);
         assert_eq!(v["dut_backlog_drops"], 19);

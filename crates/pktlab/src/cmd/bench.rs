@@ -109,6 +109,10 @@ pub struct Args {
     /// [default: afpacket]
     #[arg(long = "io", value_name = "IO")]
     pub io: Option<String>,
+    /// The drop tracer (where the lost frames went): auto (where BPF is
+    /// allowed, else counters only), on, off
+    #[arg(long = "drop-trace", value_name = "MODE", default_value = "auto")]
+    pub drop_trace: String,
     /// The built-in lab's namespace prefix [default: pktlab]
     #[arg(long = "prefix", value_name = "P")]
     pub prefix: Option<String>,
@@ -125,9 +129,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    let drop_trace: pktlab_bench::drops::DropTrace = args.drop_trace.parse()?;
     let (file, saved_text) = campaign_file(&args)?;
     let cpus = pktlab_lab::cpuload::cpu_count()?;
     let campaign = Campaign::from_file(&file, cpus)?;
+    pktlab_bench::drops::set_mode(drop_trace);
     let dir_path = match (&args.resume, &args.output_dir) {
         (Some(d), _) => d.clone(),
         (None, Some(d)) => d.clone(),
@@ -371,9 +377,13 @@ fn execute(
                     if let Some(n) = result.dut_backlog_drops.filter(|&n| n > 0) {
                         line += &format!(", DUT backlog drops {n}");
                     }
+                    let drops = out::drops_line(&result.drops, result.tx.packets);
                     match progress.as_ref() {
-                        Some(p) => p.println(line),
-                        None => println!("{line}"),
+                        Some(p) => {
+                            p.println(line);
+                            p.println(drops);
+                        }
+                        None => println!("{line}\n{drops}"),
                     }
                 }
             }

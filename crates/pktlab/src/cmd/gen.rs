@@ -289,18 +289,24 @@ pub fn config(args: &Args) -> anyhow::Result<GenConfig> {
 /// The flows from -s/-d, with the built-in lab's ranges as defaults of the
 /// family the given addresses (or -6) choose.
 fn flow_set(args: &Args) -> anyhow::Result<FlowSet> {
-    let src: Option<EndpointRange> = args.src.as_deref().map(str::parse).transpose()?;
-    let dst: Option<EndpointRange> = args.dst.as_deref().map(str::parse).transpose()?;
+    flows_of(args.src.as_deref(), args.dst.as_deref(), args.inet6)
+}
+
+/// The flows of -s/-d/-6 as `gen` reads them (`recv` reads the same
+/// options to know which streams to expect).
+pub(crate) fn flows_of(
+    src: Option<&str>,
+    dst: Option<&str>,
+    inet6: bool,
+) -> anyhow::Result<FlowSet> {
+    let src: Option<EndpointRange> = src.map(str::parse).transpose()?;
+    let dst: Option<EndpointRange> = dst.map(str::parse).transpose()?;
     let family = src
         .as_ref()
         .or(dst.as_ref())
         .map(|r| r.family())
-        .unwrap_or(if args.inet6 {
-            Family::Inet6
-        } else {
-            Family::Inet4
-        });
-    if args.inet6 && family != Family::Inet6 {
+        .unwrap_or(if inet6 { Family::Inet6 } else { Family::Inet4 });
+    if inet6 && family != Family::Inet6 {
         return Err(usage("-6 asks for IPv6, but the ranges given are IPv4"));
     }
     let (dsrc, ddst) = match family {

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod common;
 pub mod compare;
 pub mod docs;
+pub mod drops;
 pub mod gen;
 pub mod ifstat;
 pub mod lab;

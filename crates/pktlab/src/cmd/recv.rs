@@ -72,10 +72,30 @@ pub struct Args {
     pub interval: String,
     #[command(flatten)]
     pub output: Output,
+    /// The generator's source range (gen's -s): with -d or -6, the streams
+    /// to expect, and those that never arrived are reported
+    #[arg(short = 's', long = "src", value_name = "RANGE")]
+    pub src: Option<String>,
+    /// The generator's destination range (gen's -d)
+    #[arg(short = 'd', long = "dst", value_name = "RANGE")]
+    pub dst: Option<String>,
+    /// The generator's -6: the built-in lab's IPv6 ranges
+    #[arg(short = '6', long = "inet6")]
+    pub inet6: bool,
+}
+
+/// How many streams the generator's ranges make, when recv was given them.
+fn expected_streams(args: &Args) -> anyhow::Result<Option<u64>> {
+    if args.src.is_none() && args.dst.is_none() && !args.inet6 {
+        return Ok(None);
+    }
+    let flows = super::gen::flows_of(args.src.as_deref(), args.dst.as_deref(), args.inet6)?;
+    Ok(Some(u64::from(flows.count())))
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let cfg = config(&args)?;
+    let expected = expected_streams(&args)?;
     common::install_signals()?;
     let stop = StopSignal::new();
     let info = RecvInfo {
@@ -105,8 +125,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         RxEvent::Warning(w) => eprintln!("pktlab: warning: {w}"),
     })?;
     o.summary(
-        || out::summary_json(&summary, &info),
-        || out::summary_text(&summary, &info),
+        || {
+            let mut v = out::summary_json(&summary, &info);
+            if let Some(n) = expected {
+                v["streams_expected"] = n.into();
+                v["streams_missing"] = out::streams_missing(&summary, n).into();
+            }
+            v
+        },
+        || {
+            let mut text = out::summary_text(&summary, &info);
+            if let Some(n) = expected {
+                text += &out::missing_line(&summary, n);
+            }
+            text
+        },
     );
     Ok(())
 }

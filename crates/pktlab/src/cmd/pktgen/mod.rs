@@ -381,6 +381,9 @@ fn receive(o: &Options, sigint: &Arc<AtomicBool>) -> anyhow::Result<()> {
         pass: false,
         interval: format!("{}ms", o.interval_ms),
         output: Output::default(),
+        src: None,
+        dst: None,
+        inet6: false,
     };
     let mut cfg = recv::config(&args)?;
     cfg.plan.cpus = pinned_cpus(o)?;

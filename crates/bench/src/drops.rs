@@ -1,0 +1,323 @@
+//! Where a trial's lost frames went: the drop tracer's kernel events
+//! (`pktlab_io::droptrace`) and the counters read around the trial,
+//! reconciled into DUT-side places, tester-side places and what is left
+//! unexplained (the run record's `drops`).
+//!
+//! - Kernel events count test frames only, so they come first. Only the
+//!   lab's own namespaces count (other labs on the same host are not this
+//!   run's). In the receiver's namespace only backlog drops count: the IP
+//!   stack there drops every test frame after the packet socket counted it
+//!   ("not for this host"), which is no loss.
+//! - Counters (interfaces, softnet, the receiver's ring) count every frame
+//!   and may describe the same frames as an event (a veth drop is both a
+//!   kfree_skb and a tx_dropped), so they fill in only what the events
+//!   left unexplained, at most that much.
+
+use std::sync::Mutex;
+
+use pktlab_engine::rx::RxSummary;
+use pktlab_engine::tx::TxSummary;
+use pktlab_io::droptrace::{DropCounts, DropTracer, NamedDrop, Places, HOST};
+use pktlab_lab::softnet::{self, SoftnetCpu};
+use serde::{Deserialize, Serialize};
+
+use crate::monitor::IfaceCounters;
+use crate::target::Target;
+use crate::BenchError;
+
+/// `--drop-trace`: whether trials run the drop tracer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DropTrace {
+    /// Where BPF is allowed; otherwise one line and counters only.
+    #[default]
+    Auto,
+    /// Always; a run fails where BPF is not allowed.
+    On,
+    /// Counters only.
+    Off,
+}
+
+impl std::str::FromStr for DropTrace {
+    type Err = BenchError;
+    fn from_str(s: &str) -> Result<Self, BenchError> {
+        match s {
+            "auto" => Ok(DropTrace::Auto),
+            "on" => Ok(DropTrace::On),
+            "off" => Ok(DropTrace::Off),
+            _ => Err(BenchError::Usage(format!(
+                "invalid drop trace '{s}': use auto, on or off"
+            ))),
+        }
+    }
+}
+
+/// The process's tracer, started by the first trial that wants it and
+/// kept for the next ones.
+struct State {
+    mode: DropTrace,
+    tracer: Option<(DropTracer, Places)>,
+    /// Set once the tracer could not start in auto mode (said once).
+    unavailable: bool,
+}
+
+static STATE: Mutex<State> = Mutex::new(State {
+    mode: DropTrace::Auto,
+    tracer: None,
+    unavailable: false,
+});
+
+/// Sets the mode of the trials that follow.
+pub fn set_mode(mode: DropTrace) {
+    let mut s = STATE.lock().unwrap_or_else(|e| e.into_inner());
+    s.mode = mode;
+    if mode == DropTrace::Off {
+        s.tracer = None;
+    }
+}
+
+/// The tracer's counts when a trial starts (None: counters only).
+pub struct Window {
+    before: Option<DropCounts>,
+}
+
+/// Starts the tracer if the mode wants it and reads its counts. In auto
+/// mode a tracer that cannot start is said in one line on stderr, once,
+/// and the trials go on with counters only.
+pub fn begin() -> Result<Window, BenchError> {
+    let mut s = STATE.lock().unwrap_or_else(|e| e.into_inner());
+    if s.mode == DropTrace::Off || s.unavailable {
+        return Ok(Window { before: None });
+    }
+    if s.tracer.is_none() {
+        match DropTracer::start(false) {
+            Ok(t) => s.tracer = Some((t, Places::load())),
+            Err(e) if s.mode == DropTrace::Auto => {
+                eprintln!("drop trace off: {e}; the loss is attributed from counters only");
+                s.unavailable = true;
+                return Ok(Window { before: None });
+            }
+            Err(e) => return Err(BenchError::Trial(format!("drop trace: {e}"))),
+        }
+    }
+    let (tracer, _) = s.tracer.as_ref().expect("started above");
+    let before = tracer
+        .read()
+        .map_err(|e| BenchError::Trial(format!("drop trace: {e}")))?;
+    Ok(Window {
+        before: Some(before),
+    })
+}
+
+impl Window {
+    /// The named kernel places since [`begin`] (None: counters only).
+    pub fn end(self) -> Result<Option<Vec<NamedDrop>>, BenchError> {
+        let Some(before) = self.before else {
+            return Ok(None);
+        };
+        let mut s = STATE.lock().unwrap_or_else(|e| e.into_inner());
+        let Some((tracer, places)) = s.tracer.as_mut() else {
+            return Ok(None);
+        };
+        let now = tracer
+            .read()
+            .map_err(|e| BenchError::Trial(format!("drop trace: {e}")))?;
+        Ok(Some(places.name(&now.since(&before))))
+    }
+}
+
+/// Which side of the test a place is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    Dut,
+    Tester,
+}
+
+/// One place where lost frames went.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Place {
+    pub side: Side,
+    /// The machine (`local`: this one).
+    pub host: String,
+    pub netns: String,
+    pub iface: String,
+    /// `kernel` (a tracer event), `interface`, `softnet`, `qdisc`, `ring`.
+    pub layer: String,
+    /// The kernel's drop reason, or the counter's name.
+    pub reason: String,
+    /// The dropping function (kernel events), else `-`.
+    pub location: String,
+    pub frames: u64,
+}
+
+/// A trial's loss, split (the result line's `drops`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Drops {
+    pub lost: u64,
+    pub dut: u64,
+    pub tester: u64,
+    pub unexplained: u64,
+    pub places: Vec<Place>,
+    /// The tracer ran (false: counters only).
+    pub traced: bool,
+    /// Most of the loss was on the tester's side: the trial measured the
+    /// tester, not the DUT.
+    pub tester_limited: bool,
+}
+
+/// What a trial measured besides the tracer.
+pub struct Counters<'a> {
+    pub tx: &'a TxSummary,
+    pub rx: &'a RxSummary,
+    pub ifaces: &'a [IfaceCounters],
+    pub softnet: &'a [SoftnetCpu],
+}
+
+/// The lab's namespaces as the tracer names them, by side: the
+/// generator's and the receiver's are the tester's, the DUT ports' the
+/// DUT's. A port with no namespace is in this process's (`host`).
+struct LabNamespaces {
+    gen: String,
+    rcv: String,
+    dut: Vec<String>,
+}
+
+impl LabNamespaces {
+    fn of(lab: &Target) -> LabNamespaces {
+        let name = |ns: &Option<String>| ns.clone().unwrap_or_else(|| HOST.to_string());
+        LabNamespaces {
+            gen: name(&lab.gen.netns),
+            rcv: name(&lab.rcv.netns),
+            dut: lab
+                .watched
+                .iter()
+                .filter(|w| w.role.starts_with("dut"))
+                .map(|w| name(&w.port.netns))
+                .collect(),
+        }
+    }
+
+    /// The side of a kernel event in `netns` with `reason`, or None when
+    /// it is not this run's loss.
+    fn side(&self, netns: &str, reason: &str) -> Option<Side> {
+        if self.dut.iter().any(|d| d == netns) && netns != self.gen && netns != self.rcv {
+            Some(Side::Dut)
+        } else if netns == self.rcv {
+            (reason == "CPU_BACKLOG").then_some(Side::Tester)
+        } else if netns == self.gen {
+            Some(Side::Tester)
+        } else {
+            None
+        }
+    }
+}
+
+/// Splits the trial's loss over the places.
+pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -> Drops {
+    let received = c.rx.packets - c.rx.foreign;
+    let lost = c.tx.packets.saturating_sub(received);
+    let namespaces = LabNamespaces::of(lab);
+    let place =
+        |side, netns: &str, iface: &str, layer: &str, reason: &str, location: &str, frames| Place {
+            side,
+            host: "local".into(),
+            netns: netns.into(),
+            iface: iface.into(),
+            layer: layer.into(),
+            reason: reason.into(),
+            location: location.into(),
+            frames,
+        };
+    let mut places = Vec::new();
+    let mut left = lost;
+    for k in kernel.unwrap_or_default() {
+        let Some(side) = namespaces.side(&k.netns, &k.reason) else {
+            continue;
+        };
+        let n = k.frames.min(left);
+        if n > 0 {
+            left -= n;
+            places.push(place(
+                side,
+                &k.netns,
+                &k.iface,
+                "kernel",
+                &k.reason,
+                &k.location,
+                n,
+            ));
+        }
+    }
+    // The counters, for what is left: the receiver's ring first (frames
+    // the kernel had but the receiver never read), then each interface's
+    // drop counters, then the DUT CPUs' backlogs.
+    let rcv_ns = namespaces.rcv.clone();
+    let mut counters: Vec<(Side, String, String, &str, String, u64)> = vec![(
+        Side::Tester,
+        rcv_ns,
+        lab.rcv.iface.clone(),
+        "ring",
+        "ring_drops".into(),
+        c.rx.ring_drops,
+    )];
+    for w in c.ifaces {
+        let side = if w.role.starts_with("dut") {
+            Side::Dut
+        } else {
+            Side::Tester
+        };
+        let ns = w.ns.clone().unwrap_or_else(|| HOST.to_string());
+        let k = &w.counters;
+        for (name, n) in [
+            ("rx_dropped", k.rx_dropped),
+            ("rx_missed_errors", k.rx_missed_errors),
+            ("rx_fifo_errors", k.rx_fifo_errors),
+            ("rx_errors", k.rx_errors),
+            ("tx_dropped", k.tx_dropped),
+            ("tx_errors", k.tx_errors),
+        ] {
+            counters.push((
+                side,
+                ns.clone(),
+                w.iface.clone(),
+                "interface",
+                name.into(),
+                n,
+            ));
+        }
+    }
+    if let Some(plan) = &lab.cpus {
+        let n = softnet::dropped_on(c.softnet, &plan.dut_cpus);
+        let ns = namespaces
+            .dut
+            .first()
+            .cloned()
+            .unwrap_or_else(|| "-".into());
+        counters.push((Side::Dut, ns, "-".into(), "softnet", "dropped".into(), n));
+    }
+    for (side, ns, iface, layer, reason, n) in counters {
+        let n = n.min(left);
+        if n > 0 {
+            left -= n;
+            places.push(place(side, &ns, &iface, layer, &reason, "-", n));
+        }
+    }
+    let sum = |s: Side| {
+        places
+            .iter()
+            .filter(|p| p.side == s)
+            .map(|p| p.frames)
+            .sum::<u64>()
+    };
+    let (dut, tester) = (sum(Side::Dut), sum(Side::Tester));
+    Drops {
+        lost,
+        dut,
+        tester,
+        unexplained: left,
+        traced: kernel.is_some(),
+        tester_limited: lost > 0 && tester * 2 > lost,
+        places,
+    }
+}

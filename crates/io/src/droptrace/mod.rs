@@ -1,0 +1,202 @@
+//! The drop tracer: `crates/io/bpf/droptrace.c` on the BTF-typed tracepoint
+//! `skb:kfree_skb`, counting the test frames (or, on request, all frames)
+//! the kernel drops, per network namespace, interface, drop reason and
+//! dropping location, in a per-CPU hash that user space reads when it
+//! wants (no per-frame events).
+//!
+//! [`DropTracer::start`] loads and attaches it (the program goes when the
+//! tracer is dropped, or the process ends); [`DropTracer::read`] sums the
+//! per-CPU counts; [`Places::name`] turns the keys into names: the
+//! namespace's `ip netns` name, the interface's name, the reason from the
+//! kernel's BTF ([`btf`]) and the function from `/proc/kallsyms`
+//! ([`kallsyms`]).
+
+pub mod btf;
+pub mod kallsyms;
+mod names;
+
+use std::collections::BTreeMap;
+
+use aya::maps::{PerCpuArray, PerCpuHashMap};
+use aya::programs::BtfTracePoint;
+use aya::{Btf, Ebpf, EbpfLoader};
+
+use crate::loader::{find_os_error, Aligned};
+use crate::IoError;
+
+pub use names::{netns_inode, NamedDrop, NetnsNames, Places, HOST};
+
+static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!("../../bpf/droptrace.o"));
+
+/// The key of one count. Mirrors `struct drop_key` in
+/// `crates/io/bpf/droptrace.c`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DropKey {
+    /// Inode of the network namespace (0: unknown).
+    pub netns: u32,
+    /// The skb's device, else its input interface (0: none).
+    pub ifindex: u32,
+    /// `enum skb_drop_reason` (0 before Linux 5.17).
+    pub reason: u32,
+    pad: u32,
+    /// The kernel text address that dropped the frame.
+    pub location: u64,
+}
+
+impl DropKey {
+    pub fn new(netns: u32, ifindex: u32, reason: u32, location: u64) -> DropKey {
+        DropKey {
+            netns,
+            ifindex,
+            reason,
+            pad: 0,
+            location,
+        }
+    }
+}
+
+// SAFETY: repr(C), only integers, no padding (4 × u32 then a u64).
+unsafe impl aya::Pod for DropKey {}
+
+/// Cumulative counts since the tracer started.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DropCounts {
+    pub frames: BTreeMap<DropKey, u64>,
+    /// Frames seen while the map was full (not in `frames`).
+    pub overflow: u64,
+}
+
+impl DropCounts {
+    /// The counts that grew since `before`.
+    pub fn since(&self, before: &DropCounts) -> DropCounts {
+        let frames = self
+            .frames
+            .iter()
+            .filter_map(|(k, &n)| {
+                let d = n.saturating_sub(before.frames.get(k).copied().unwrap_or(0));
+                (d > 0).then_some((*k, d))
+            })
+            .collect();
+        DropCounts {
+            frames,
+            overflow: self.overflow.saturating_sub(before.overflow),
+        }
+    }
+
+    /// All frames counted.
+    pub fn total(&self) -> u64 {
+        self.frames.values().sum::<u64>() + self.overflow
+    }
+}
+
+/// The loaded and attached drop tracer.
+pub struct DropTracer {
+    ebpf: Ebpf,
+}
+
+impl DropTracer {
+    /// Loads the tracer and attaches it to `skb:kfree_skb`. `all` counts
+    /// every dropped frame, not only test frames. Needs root or CAP_BPF and
+    /// CAP_PERFMON, and the kernel's BTF.
+    pub fn start(all: bool) -> Result<DropTracer, IoError> {
+        let btf = Btf::from_sys_fs()
+            .map_err(|_| IoError::Unsupported("kernel BTF (/sys/kernel/btf/vmlinux)"))?;
+        let count_all: u32 = all.into();
+        // The reason argument came with the enum (Linux 5.17).
+        let has_reason: u32 = (!btf::drop_reasons().unwrap_or_default().is_empty()).into();
+        let mut ebpf = EbpfLoader::new()
+            .btf(Some(&btf))
+            .override_global("COUNT_ALL", &count_all, true)
+            .override_global("HAS_REASON", &has_reason, true)
+            .load(&OBJECT.0)
+            .map_err(|e| trace_error("loading the drop tracer", &e))?;
+        let prog: &mut BtfTracePoint = ebpf
+            .program_mut("drop_count")
+            .ok_or_else(|| IoError::Other("no program drop_count in the drop tracer".into()))?
+            .try_into()
+            .map_err(|e| trace_error("loading the drop tracer", &e))?;
+        prog.load("kfree_skb", &btf)
+            .map_err(|e| trace_error("loading the drop tracer", &e))?;
+        prog.attach()
+            .map_err(|e| trace_error("attaching the drop tracer to skb:kfree_skb", &e))?;
+        Ok(DropTracer { ebpf })
+    }
+
+    /// The counts so far, summed over CPUs.
+    pub fn read(&self) -> Result<DropCounts, IoError> {
+        let map = self
+            .ebpf
+            .map("drops")
+            .ok_or_else(|| IoError::Other("no map drops in the drop tracer".into()))?;
+        let drops: PerCpuHashMap<_, DropKey, u64> =
+            PerCpuHashMap::try_from(map).map_err(|e| trace_error("reading the drop tracer", &e))?;
+        let mut frames = BTreeMap::new();
+        for entry in drops.iter() {
+            let (key, per_cpu) = entry.map_err(|e| trace_error("reading the drop tracer", &e))?;
+            let n: u64 = per_cpu.iter().sum();
+            if n > 0 {
+                *frames.entry(key).or_insert(0) += n;
+            }
+        }
+        let map = self
+            .ebpf
+            .map("overflow")
+            .ok_or_else(|| IoError::Other("no map overflow in the drop tracer".into()))?;
+        let overflow: PerCpuArray<_, u64> =
+            PerCpuArray::try_from(map).map_err(|e| trace_error("reading the drop tracer", &e))?;
+        let overflow = overflow
+            .get(&0, 0)
+            .map_err(|e| trace_error("reading the drop tracer", &e))?
+            .iter()
+            .sum();
+        Ok(DropCounts { frames, overflow })
+    }
+}
+
+/// One line for an aya error: no permission, no support, or the system's
+/// text.
+fn trace_error(op: &str, e: &(dyn std::error::Error + 'static)) -> IoError {
+    match find_os_error(e).and_then(|io| io.raw_os_error().map(|c| (io, c))) {
+        Some((_, libc::EPERM | libc::EACCES)) => IoError::NotPermitted {
+            what: "the drop tracer (BPF on skb:kfree_skb)",
+            caps: "CAP_BPF and CAP_PERFMON",
+        },
+        Some((_, libc::ENOSYS)) => IoError::Unsupported("BPF"),
+        Some((io, _)) => IoError::Other(format!("{op}: {}", crate::error::os_message(io))),
+        None => IoError::Other(format!(
+            "{op}: {}",
+            e.to_string().lines().next().unwrap_or_default()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_keeps_only_what_grew() {
+        let a = DropKey::new(1, 2, 3, 4);
+        let b = DropKey::new(1, 2, 5, 4);
+        let c = DropKey::new(9, 2, 5, 4);
+        let before = DropCounts {
+            frames: [(a, 10), (b, 7)].into(),
+            overflow: 1,
+        };
+        let after = DropCounts {
+            frames: [(a, 15), (b, 7), (c, 2)].into(),
+            overflow: 4,
+        };
+        let d = after.since(&before);
+        assert_eq!(d.frames, [(a, 5), (c, 2)].into());
+        assert_eq!(d.overflow, 3);
+        assert_eq!(d.total(), 10);
+    }
+
+    #[test]
+    fn the_key_has_the_c_layout() {
+        assert_eq!(std::mem::size_of::<DropKey>(), 24);
+        assert_eq!(std::mem::offset_of!(DropKey, location), 16);
+    }
+}
