@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use crossbeam_utils::CachePadded;
 use pktlab_io::clock::realtime_ns;
 use pktlab_io::iface::IfCounters;
-use pktlab_io::xdprecv::{CpuStats, LatencyHistogram, Stream, XdpRecv, XdpRecvConfig};
+use pktlab_io::xdprecv::{bucket_range, CpuStats, LatencyHistogram, Stream, XdpRecv, XdpRecvConfig};
 
 use crate::pool::{self, in_netns, NoCounters, PoolSpec, Sample, Watch, Worker};
 use crate::rates::{l1_bps, per_second};
@@ -241,6 +241,14 @@ fn summarize(
         foreign: t.foreign,
         untracked: t.untracked,
         ring_drops: 0,
+        // Each bucket's highest value, as HdrHistogram's recorded values.
+        latency_buckets: hist
+            .counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| (bucket_range(i).1, c))
+            .collect(),
         latency_ns: latency(&t, hist),
         interrupted,
         threads: stats
@@ -252,6 +260,7 @@ fn summarize(
                 packets: s.packets,
                 bytes: s.bytes,
                 foreign: s.foreign,
+                untracked: s.untracked,
                 ring_drops: 0,
                 cpu: Some(cpu),
             })
@@ -276,6 +285,7 @@ fn latency(t: &CpuStats, hist: &LatencyHistogram) -> Option<Latency> {
         min: t.lat_min,
         avg: t.lat_sum as f64 / t.lat_count as f64,
         p50: q(0.5),
+        p90: q(0.9),
         p99: q(0.99),
         p999: q(0.999),
         max: t.lat_max,

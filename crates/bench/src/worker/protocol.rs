@@ -300,6 +300,7 @@ impl RecvJob {
                 iface: Some(self.iface.clone()),
             },
             xdp: Default::default(),
+            xdp_recv: Default::default(),
         })
     }
 }
@@ -371,6 +372,7 @@ mod tests {
                 ..RxPlan::default()
             },
             xdp: Default::default(),
+            xdp_recv: Default::default(),
         };
         let job = RecvJob::from_config(&cfg).unwrap();
         let text = serde_json::to_string(&job).unwrap();

@@ -155,6 +155,12 @@ fn run<W: Write>(job: Checked, stop: &StopSignal, out: &mut Replies<W>) -> Resul
                 let sent = match e {
                     RxEvent::Ready { backend } => out.send(&Reply::Listening { backend }),
                     RxEvent::Interval(iv) => out.send(&Reply::RxInterval(iv)),
+                    // Not part of the protocol: stderr reaches the
+                    // controller's terminal through ssh.
+                    RxEvent::Warning(w) => {
+                        eprintln!("pktlab worker: {w}");
+                        true
+                    }
                 };
                 if !sent {
                     stop.stop();
