@@ -26,7 +26,7 @@ enum Command {
     /// Build, inspect or remove the built-in namespace lab
     Lab(cmd::lab::Args),
     Bench(cmd::bench::Args),
-    Rfc2544(cmd::rfc2544::Args),
+    Rfc2544(Box<cmd::rfc2544::Args>),
     /// Compare results folders with ministat
     Compare(cmd::compare::Args),
     /// Write the HTML report (and tidy CSVs) of results folders
@@ -92,7 +92,7 @@ fn main() {
         Command::Recv(a) => cmd::recv::run(a),
         Command::Lab(a) => cmd::lab::run(a),
         Command::Bench(a) => cmd::bench::run(a),
-        Command::Rfc2544(a) => cmd::rfc2544::run(a),
+        Command::Rfc2544(a) => cmd::rfc2544::run(*a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::Linerate(a) => cmd::linerate::run(a),

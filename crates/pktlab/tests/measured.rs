@@ -141,6 +141,7 @@ fn latency_from_known_stamps_is_exact() {
     assert_eq!(u(lat, "count"), 100);
     assert_eq!(u(lat, "min"), 201);
     assert_eq!(u(lat, "p50"), 201 + 6 * 49);
+    assert_eq!(u(lat, "p90"), 201 + 6 * 89);
     assert_eq!(u(lat, "p99"), 201 + 6 * 98);
     assert_eq!(u(lat, "p999"), 795);
     assert_eq!(u(lat, "max"), 795);

@@ -615,3 +615,104 @@ fn a_generator_below_the_maximum_load_is_no_dut_throughput() {
         r.stdout
     );
 }
+
+#[test]
+fn ctrl_c_in_back_to_back_then_resume_repeats_no_burst() {
+    let lab = Lab::up();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = campaign(tmp.path(), &lab.prefix, None);
+    let out = tmp.path().join("out");
+    let child = Command::new(env!("CARGO_BIN_EXE_pktlab"))
+        .args([
+            "rfc2544",
+            "-f",
+            file.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--max-rate",
+            "50k",
+            "--duration-sum",
+            "2s",
+            "--width",
+            "5",
+            "--goal",
+            "0",
+            "--tests",
+            "latency,back-to-back",
+            "--latency-loads",
+            "50",
+            "--latency-trials",
+            "1",
+            "--b2b-trials",
+            "2",
+            "--b2b-trial",
+            "300ms",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let trials = out.join("trials.jsonl");
+    let bursts = || {
+        std::fs::read_to_string(&trials).map_or(0, |t| {
+            t.lines().filter(|l| l.contains("\"back-to-back\"")).count()
+        })
+    };
+    let start = Instant::now();
+    while bursts() < 2 {
+        assert!(start.elapsed() < Duration::from_secs(300), "no progress");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let before = std::fs::read_to_string(&trials).unwrap();
+    let n = before.lines().count();
+
+    let r = pktlab(&["rfc2544", "--resume", out.to_str().unwrap(), "--json"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let after = std::fs::read_to_string(&trials).unwrap();
+    assert!(after.starts_with(&before));
+    let all = lines(&trials);
+    assert!(all.len() > n);
+    // One latency trial, never run again; within each burst search every
+    // burst length is new (the bracket only narrows).
+    assert_eq!(all.iter().filter(|l| l["test"] == "latency").count(), 1);
+    let mut seen = std::collections::HashSet::new();
+    for l in all.iter().filter(|l| l["test"] == "back-to-back") {
+        let key = (l["repetition"].as_u64(), l["burst"].as_u64());
+        assert!(seen.insert(key), "burst run twice: {l}");
+    }
+    assert_eq!(
+        lines(&out.join("latency-histograms.jsonl")).len(),
+        1,
+        "one histogram per latency trial"
+    );
+    // --json: the latency and back-to-back results as lines of their own.
+    let json: Vec<Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |t: &str| json.iter().filter(|v| v["type"] == t).collect::<Vec<_>>();
+    let (lat, b2b) = (of("latency"), of("back_to_back"));
+    assert_eq!((lat.len(), b2b.len()), (1, 1), "{}", r.stdout);
+    assert_eq!(
+        (lat[0]["load_fraction"].as_f64(), lat[0]["trials"].as_u64()),
+        (Some(0.5), Some(1))
+    );
+    assert_eq!(b2b[0]["trials"].as_u64(), Some(2));
+    // The policer's burst of 300 at 3000/s against 50 kpps: 319 frames.
+    let frames = f(&b2b[0]["frames"]);
+    assert!((240.0..400.0).contains(&frames), "{}", b2b[0]);
+}

@@ -32,8 +32,10 @@ pub const REPORT_FILE: &str = "rfc2544.json";
 /// result the generator could not exceed is reported as "at least". Takes
 /// the lab, configurations, traffic, sizes, -f, -o and --resume of
 /// `pktlab bench`; --repeat N interleaves N searches per configuration and
-/// compares them with ministat. Every trial goes to trials.jsonl, the
-/// results to rfc2544.json.
+/// compares them with ministat. --tests adds RFC 2544's latency (at
+/// fractions of the PDR, every frame in HDR histograms), frame loss rate
+/// and back-to-back frames (with RFC 9004's buffer times). Every trial goes
+/// to trials.jsonl, the results to rfc2544.json.
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
