@@ -331,3 +331,99 @@ fn recv_with_the_ranges_reports_the_streams_that_never_arrived() {
         "{text}"
     );
 }
+
+/// Without permission for BPF (as user nobody, no capabilities): one
+/// line naming what is missing, exit 1.
+#[test]
+fn without_permission_for_bpf_it_says_so_in_one_line() {
+    let out = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+            common::PKTLAB,
+            "drops",
+            "-t",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let r = common::finish(out);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(
+        r.stderr,
+        "pktlab: the drop tracer (BPF on skb:kfree_skb) needs root or CAP_BPF and CAP_PERFMON\n"
+    );
+    assert_eq!(r.stdout, "");
+}
+
+/// Runs `setup` in the DUT, sends the 10000 frames with `pktlab drops
+/// --json --netns <dut>` running, waits `settle` for late drops, and
+/// returns (frames lost: sent minus test frames received, the summary).
+fn lost_and_traced(lab: &Lab, settle: Duration) -> (u64, Value) {
+    let tracer = Tracer::start(&["--json", "--netns", &lab.ns("dut")]);
+    let received = send_through(lab);
+    std::thread::sleep(settle);
+    (10_000 - received, tracer.summary())
+}
+
+/// An nft policer (over 2000 frames a second, with a burst of 100, drop)
+/// in the DUT: however many it drops on this machine, every lost frame is
+/// a NETFILTER_DROP at nft_do_chain.
+#[test]
+fn an_nft_policer_is_attributed_in_full() {
+    let lab = Lab::up();
+    nft(
+        &lab.ns("dut"),
+        "table ip pktlabtest {\n\
+           chain forward_test {\n\
+             type filter hook forward priority 0;\n\
+             udp dport 2000 limit rate over 2000/second burst 100 packets drop\n\
+           }\n\
+         }\n",
+    );
+    let (lost, s) = lost_and_traced(&lab, Duration::ZERO);
+    // 10000 frames at 20 kpps take at least 0.5 s, of which the policer
+    // lets through about 2000/s plus the burst: most are dropped.
+    assert!((4000..=9500).contains(&lost), "{lost}");
+    assert_eq!(
+        places(&s),
+        vec![(
+            lab.ns("dut"),
+            "d0".to_string(),
+            "kernel".to_string(),
+            "NETFILTER_DROP".to_string(),
+            "nft_do_chain".to_string(),
+            lost
+        )]
+    );
+}
+
+/// An egress qdisc on the DUT's d1 that shapes to 1 Mbit/s with a small
+/// queue: every lost frame is a qdisc drop on d1.
+#[test]
+fn an_egress_qdisc_drop_is_attributed_in_full() {
+    let lab = Lab::up();
+    common::sh(&format!(
+        "ip netns exec {} tc qdisc add dev d1 root tbf rate 1mbit burst 1600 limit 3000",
+        lab.ns("dut")
+    ));
+    // The queue drains in well under a second after the last frame.
+    let (lost, s) = lost_and_traced(&lab, Duration::from_secs(1));
+    assert!((5000..=9900).contains(&lost), "{lost}");
+    let p = places(&s);
+    assert_eq!(p.len(), 1, "{s}");
+    let (ns, iface, layer, reason, _location, frames) = &p[0];
+    assert_eq!(
+        (
+            ns.as_str(),
+            iface.as_str(),
+            layer.as_str(),
+            reason.as_str(),
+            *frames
+        ),
+        (lab.ns("dut").as_str(), "d1", "kernel", "QDISC_DROP", lost),
+        "{s}"
+    );
+}

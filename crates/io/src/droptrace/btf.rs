@@ -79,12 +79,12 @@ pub fn enum_values(data: &[u8], wanted: &str) -> Result<Vec<(String, u64)>, Stri
         let vlen = (info & 0xffff) as usize;
         let kind = (info >> 24) & 0x1f;
         let body = pos + 12;
+        // The bytes after the 12-byte common part, by kind.
         let item = match kind {
-            1 | 14 | 17 => return_size(4, 1),
-            3 => return_size(12, 1),
-            4 | 5 | 15 => return_size(12, vlen),
-            6 | 13 => return_size(8, vlen),
-            19 => return_size(12, vlen),
+            1 | 14 | 17 => 4,
+            3 => 12,
+            4 | 5 | 15 | 19 => 12 * vlen,
+            6 | 13 => 8 * vlen,
             2 | 7..=12 | 16 | 18 => 0,
             k => return Err(format!("unknown BTF kind {k}")),
         };
@@ -107,18 +107,16 @@ pub fn enum_values(data: &[u8], wanted: &str) -> Result<Vec<(String, u64)>, Stri
     Ok(Vec::new())
 }
 
-/// The bytes of `n` records of `size` bytes after a type's common part.
-fn return_size(size: usize, n: usize) -> usize {
-    size * n
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A BTF blob with an int, a struct of one member, and the enums given
-    /// (name, enum64?, enumerators), built by hand from the format.
-    fn blob(enums: &[(&str, bool, &[(&str, u64)])]) -> Vec<u8> {
+    /// An enum to put in a test blob: name, enum64?, enumerators.
+    type EnumSpec<'a> = (&'a str, bool, &'a [(&'a str, u64)]);
+
+    /// A BTF blob with an int, a struct of one member, and the enums given,
+    /// built by hand from the format.
+    fn blob(enums: &[EnumSpec<'_>]) -> Vec<u8> {
         let mut strings = vec![0u8];
         let mut add = |s: &str| {
             let off = strings.len() as u32;
@@ -127,7 +125,7 @@ mod tests {
             off
         };
         let mut types = Vec::new();
-        let mut put = |v: u32, t: &mut Vec<u8>| t.extend_from_slice(&v.to_le_bytes());
+        let put = |v: u32, t: &mut Vec<u8>| t.extend_from_slice(&v.to_le_bytes());
         // int "int", 4 bytes, then its u32 encoding word.
         let int = add("int");
         for v in [int, 1 << 24, 4, 32] {
