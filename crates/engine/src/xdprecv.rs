@@ -291,3 +291,107 @@ fn latency(t: &CpuStats, hist: &LatencyHistogram) -> Option<Latency> {
         max: t.lat_max,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pktlab_io::xdprecv::{bucket_of, BUCKETS};
+
+    fn cpu(packets: u64, first_ns: u64, last_ns: u64, lat: (u64, u64, u64, u64)) -> CpuStats {
+        CpuStats {
+            packets,
+            bytes: packets * 64,
+            foreign: 1,
+            untracked: 2,
+            first_ns,
+            last_ns,
+            lat_count: lat.0,
+            lat_sum: lat.1,
+            lat_min: lat.2,
+            lat_max: lat.3,
+        }
+    }
+
+    fn stream(received: u64, lost: u64, ooo: u64, dups: u64, key_hash: u64) -> Stream {
+        Stream {
+            received,
+            lost,
+            out_of_order: ooo,
+            duplicates: dups,
+            key_hash,
+            ..Stream::default()
+        }
+    }
+
+    #[test]
+    fn summary_from_the_maps_by_hand() {
+        // CPU 0 idle, CPU 1: 1000 frames from t=5 s to t=5.5 s, CPU 2: 500
+        // frames from t=5.1 s to t=6 s.
+        let stats = [
+            CpuStats::default(),
+            cpu(
+                1000,
+                5_000_000_000,
+                5_500_000_000,
+                (997, 997 * 2000, 1500, 9000),
+            ),
+            cpu(
+                500,
+                5_100_000_000,
+                6_000_000_000,
+                (497, 497 * 4000, 1200, 8000),
+            ),
+        ];
+        let mut hist = LatencyHistogram {
+            counts: vec![0; BUCKETS],
+        };
+        hist.counts[bucket_of(1000)] += 600; // below min: read back as min
+        hist.counts[bucket_of(3000)] += 884;
+        hist.counts[bucket_of(20_000)] += 10; // above max: read back as max
+                                              // Three streams, two sharing a 5-tuple.
+        let streams = [
+            (0, stream(700, 3, 1, 0, 11)),
+            (1, stream(600, 0, 0, 2, 11)),
+            (7, stream(194, 5, 0, 0, 13)),
+        ];
+        let s = summarize("xdp (native XDP)", &stats, &hist, &streams, false, None);
+        assert_eq!(
+            (s.packets, s.bytes, s.foreign, s.untracked),
+            (1500, 96_000, 2, 4)
+        );
+        assert_eq!(s.seconds, 1.0);
+        assert_eq!(s.pps, 1500.0);
+        assert_eq!((s.streams, s.flows), (3, 2));
+        assert_eq!((s.lost, s.out_of_order, s.duplicates), (8, 1, 2));
+        assert_eq!(s.ring_drops, 0);
+        let l = s.latency_ns.unwrap();
+        assert_eq!((l.count, l.min, l.max), (1494, 1200, 9000));
+        assert_eq!(l.avg, (997.0 * 2000.0 + 497.0 * 4000.0) / 1494.0);
+        // 3000 sits in a bucket of width 16 (2048..4095 in 128 steps):
+        // 187 × 16 = 2992 to 3007; ranks 747 and 1480 of 1494 are there.
+        assert_eq!((l.p50, l.p99), (3007, 3007));
+        assert_eq!(l.p999, 9000);
+        // A "thread" per CPU that received, with its CPU number.
+        let cpus: Vec<(Option<usize>, u64)> =
+            s.threads.iter().map(|t| (t.cpu, t.packets)).collect();
+        assert_eq!(cpus, [(Some(1), 1000), (Some(2), 500)]);
+        assert_eq!(s.backend, "xdp (native XDP)");
+    }
+
+    #[test]
+    fn nothing_received() {
+        let hist = LatencyHistogram {
+            counts: vec![0; BUCKETS],
+        };
+        let s = summarize(
+            "xdp (generic XDP)",
+            &[CpuStats::default(); 2],
+            &hist,
+            &[],
+            true,
+            None,
+        );
+        assert_eq!((s.packets, s.streams, s.flows, s.seconds), (0, 0, 0, 0.0));
+        assert!(s.latency_ns.is_none() && s.threads.is_empty() && s.interrupted);
+    }
+}

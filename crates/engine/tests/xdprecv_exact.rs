@@ -248,3 +248,32 @@ fn latency_against_the_realtime_clock() {
     let p100 = h.value_at_quantile(1.0).unwrap();
     assert!(within(p100, 20_000_000_000), "p100 {p100}");
 }
+
+/// The stream states are read in batches of 4096 entries: ids on both
+/// sides of a batch's edge and the last one all come back, in order.
+#[test]
+fn streams_are_read_across_batches() {
+    let mut rx = load(10_000, false);
+    let ids = [0u32, 4095, 4096, 8191, 8192, 9999];
+    for (k, &id) in ids.iter().enumerate() {
+        for seq in 0..=k as u32 {
+            rx.run_once(&frame(false, 0, TestPayload::new(id, seq, 0), 0))
+                .unwrap();
+        }
+    }
+    let got: Vec<(u32, u64)> = program_streams(&rx)
+        .into_iter()
+        .map(|(id, c)| (id, c.received))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (0, 1),
+            (4095, 2),
+            (4096, 3),
+            (8191, 4),
+            (8192, 5),
+            (9999, 6)
+        ]
+    );
+}

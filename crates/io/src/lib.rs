@@ -15,7 +15,10 @@
 //! - [`null`]: a sink that drops every frame, to measure generation cost;
 //! - [`xdpgen`]: not a port but a generator: an XDP program that builds
 //!   each frame in the kernel and redirects it to the interface
-//!   (BPF_PROG_RUN with live frames), for `--io xdp`.
+//!   (BPF_PROG_RUN with live frames), for `--io xdp`;
+//! - [`xdprecv`]: not a port but a receiver: an XDP program that checks,
+//!   counts and times every frame in the kernel and drops it, for
+//!   `recv --io xdp`; user space reads its maps.
 //!
 //! Everything that touches an interface works in the network namespace of the
 //! *calling thread*, so a thread that called `setns(CLONE_NEWNET)` sees that

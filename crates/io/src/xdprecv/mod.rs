@@ -6,12 +6,13 @@
 //! is gone when the [`XdpRecv`] is detached or dropped, and when the
 //! process ends however it ends.
 
+mod batch;
 mod hist;
 mod maps;
 
 use std::sync::Mutex;
 
-use aya::maps::{Array, PerCpuArray};
+use aya::maps::PerCpuArray;
 use aya::programs::{TestRun, TestRunOptions, Xdp};
 
 pub use hist::{bucket_of, bucket_range, LatencyHistogram, BUCKETS, SUB_BITS};
@@ -202,22 +203,28 @@ impl XdpRecv {
         Ok(LatencyHistogram { counts })
     }
 
-    /// Calls `each(id, state)` for every stream that had a frame.
+    /// Calls `each(id, state)` for every stream that had a frame, in id
+    /// order. Read with the program detached, the states are final.
     pub fn for_each_stream(&self, mut each: impl FnMut(u32, &Stream)) -> Result<(), IoError> {
-        let err = |e: &aya::maps::MapError| bpf_error("reading the streams", &self.iface, e);
         let map = self
             .obj
             .ebpf()
             .map("streams")
             .ok_or_else(|| missing("streams"))?;
-        let m: Array<_, Stream> = Array::try_from(map).map_err(|e| err(&e))?;
-        for (id, s) in m.iter().enumerate() {
-            let s = s.map_err(|e| err(&e))?;
+        let aya::maps::Map::Array(data) = map else {
+            return Err(missing("streams array"));
+        };
+        use std::os::fd::AsFd;
+        batch::for_each(data.fd().as_fd(), self.streams, |id, s: &Stream| {
             if s.received > 0 {
-                each(id as u32, &s);
+                each(id, s);
             }
-        }
-        Ok(())
+        })
+        .map_err(|e| IoError::Xdp {
+            op: "reading the streams (BPF_MAP_LOOKUP_BATCH)".into(),
+            iface: self.iface.clone(),
+            reason: crate::error::os_message(&e),
+        })
     }
 }
 
