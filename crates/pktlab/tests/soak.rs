@@ -17,6 +17,7 @@ fn a_minute_at_a_fixed_rate_loses_nothing_and_leaks_nothing() {
         .env("SAMPLE", "10")
         .env("RATE", "5kpps")
         .env("IO", "afpacket")
+        .env("IDLE", "10")
         .env("PKTLAB", common::PKTLAB)
         .output()
         .unwrap();
