@@ -21,14 +21,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
     };
     // 0666 less the umask, as any file the user creates: tempfile's own
     // 0600 would hide the results from everyone but their writer.
-    let mut tmp = tempfile::Builder::new()
+    let tmp = tempfile::Builder::new()
         .prefix(TEMP_PREFIX)
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
         // A missing or unreadable folder is said plainly (tempfile's message
         // would name its random file instead).
         .map_err(|e| BenchError::file(dir, std::fs::metadata(dir).err().unwrap_or(e)))?;
-    tmp.write_all(bytes)
+    // Through the File itself: NamedTempFile's own writes wrap errors with
+    // the temporary file's name, which would end up in the message (a
+    // full disk must read "DIR: No space left on device").
+    tmp.as_file()
+        .write_all(bytes)
         .and_then(|()| tmp.as_file().sync_all())
         .map_err(|e| BenchError::file(dir, e))?;
     // On failure the temporary file is removed when the error drops it.

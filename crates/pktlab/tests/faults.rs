@@ -559,7 +559,10 @@ struct Tmpfs(PathBuf);
 impl Tmpfs {
     fn new(at: &Path, size: &str) -> Tmpfs {
         std::fs::create_dir_all(at).unwrap();
-        sh(&format!("mount -t tmpfs -o size={size} pktlab-test {}", at.display()));
+        sh(&format!(
+            "mount -t tmpfs -o size={size} pktlab-test {}",
+            at.display()
+        ));
         Tmpfs(at.to_path_buf())
     }
 }
@@ -584,7 +587,10 @@ fn a_full_disk_stops_the_campaign_and_keeps_what_was_written() {
     assert_eq!(r.code, 1, "{r:?}");
     let line = line_starting(&r, "pktlab: ");
     assert!(line.ends_with(": No space left on device"), "{line}");
-    assert!(line.starts_with(&format!("pktlab: {}", out.display())), "{line}");
+    assert!(
+        line.starts_with(&format!("pktlab: {}", out.display())),
+        "{line}"
+    );
     // What was written is whole; no temporary file is left.
     let runs = names(&out.join("runs"));
     assert!(!runs.is_empty() && runs.len() <= 2, "{runs:?}");
@@ -598,8 +604,8 @@ fn a_full_disk_stops_the_campaign_and_keeps_what_was_written() {
     for n in names(&out) {
         assert!(!n.starts_with('.'), "temporary file {n} left");
         if n.ends_with(".json") {
-            let _: serde_json::Value = serde_json::from_str(&read(out.join(&n)))
-                .unwrap_or_else(|e| panic!("{n}: {e}"));
+            let _: serde_json::Value =
+                serde_json::from_str(&read(out.join(&n))).unwrap_or_else(|e| panic!("{n}: {e}"));
         }
     }
     // Results files get the mode of any new file (the umask's), not the

@@ -50,8 +50,8 @@ impl Holder {
     }
 }
 
-/// What a lock protects: `lab <prefix>` or `port <iface>[@netns]`, and
-/// the file name it is kept under.
+/// What a lock protects (`lab <prefix>`, `port <iface>`, `port <iface> in
+/// namespace <ns>`) and the file name it is kept under.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LockKey {
     pub what: String,
@@ -68,16 +68,15 @@ pub fn lock_keys(lab: &LabChoice) -> Vec<LockKey> {
         LabChoice::Interfaces { lab, .. } => {
             let mut keys: Vec<LockKey> = [&lab.gen, &lab.rcv]
                 .iter()
-                .map(|p| {
-                    let ns = p.netns.as_deref().unwrap_or("-");
-                    let what = match &p.netns {
-                        Some(ns) => format!("port {} in namespace {ns}", p.iface),
-                        None => format!("port {}", p.iface),
-                    };
-                    LockKey {
-                        what,
-                        file: format!("port-{}-{}.lock", safe(ns), safe(&p.iface)),
-                    }
+                .map(|p| match &p.netns {
+                    Some(ns) => LockKey {
+                        what: format!("port {} in namespace {ns}", p.iface),
+                        file: format!("netns-{}-port-{}.lock", safe(ns), safe(&p.iface)),
+                    },
+                    None => LockKey {
+                        what: format!("port {}", p.iface),
+                        file: format!("port-{}.lock", safe(&p.iface)),
+                    },
                 })
                 .collect();
             keys.dedup();
@@ -248,6 +247,31 @@ mod tests {
             }]
         );
         assert_eq!(safe("a/b.c"), "a_b_c");
+        // A lab on real interfaces: each port, wherever it is.
+        let lab = LabChoice::Interfaces {
+            lab: pktlab_lab::ports::InterfaceLab {
+                gen: pktlab_lab::ports::Port::new("eth1", None),
+                rcv: pktlab_lab::ports::Port::new("eth2", Some("rx")),
+                dut_in_mac: [2, 0, 0, 0, 0, 1],
+                dut_out_mac: None,
+                dut: pktlab_lab::dut::DutRunner::Local,
+                dut_ifaces: Vec::new(),
+            },
+            state_probe: None,
+        };
+        assert_eq!(
+            lock_keys(&lab),
+            [
+                LockKey {
+                    what: "port eth1".into(),
+                    file: "port-eth1.lock".into()
+                },
+                LockKey {
+                    what: "port eth2 in namespace rx".into(),
+                    file: "netns-rx-port-eth2.lock".into()
+                }
+            ]
+        );
     }
 
     #[test]
