@@ -264,7 +264,11 @@ fn hostile_frames_beside_test_traffic() {
     // Test streams exact: nothing lost, late or twice, over gen's 2000
     // streams and the hostile ones (two 5-tuples from port 9999: IPv4 and
     // IPv6).
-    assert_eq!(counts(&s), (total, 2000 + 2, 0, 0, 0, garbage.foreign), "{s}");
+    assert_eq!(
+        counts(&s),
+        (total, 2000 + 2, 0, 0, 0, garbage.foreign),
+        "{s}"
+    );
     assert_eq!(u(&s, "untracked"), garbage.untracked, "{s}");
     assert_eq!(u(&s, "streams"), 2000 + garbage.tracked_streams, "{s}");
     assert_eq!(

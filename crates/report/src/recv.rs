@@ -166,7 +166,9 @@ mod tests {
         s.untracked = 42;
         let text = summary_text(&s, &info());
         assert!(
-            text.contains("; 2 foreign frames; 42 untracked test frames (stream ids from 1048576 up)\n"),
+            text.contains(
+                "; 2 foreign frames; 42 untracked test frames (stream ids from 1048576 up)\n"
+            ),
             "{text}"
         );
     }

@@ -9,12 +9,12 @@ mod harness;
 
 use std::str::FromStr;
 
-use proptest::prelude::*;
 use pktlab_wire::payload::STREAM_MASK;
 use pktlab_wire::{
-    parse_count, parse_duration, parse_link_speed, parse_rate, parse_test_frame,
-    verify_checksums, EndpointRange, MacAddr, SizeMix, MAGIC, PAYLOAD_LEN,
+    parse_count, parse_duration, parse_link_speed, parse_rate, parse_test_frame, verify_checksums,
+    EndpointRange, MacAddr, SizeMix, MAGIC, PAYLOAD_LEN,
 };
+use proptest::prelude::*;
 
 /// What the parser must hold for any input: no panic, and a recognised
 /// frame's fields come from inside the frame.
