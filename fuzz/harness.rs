@@ -70,16 +70,40 @@ pub fn scratch_file(name: &str, bytes: &[u8]) -> PathBuf {
 /// every edit applies to any input.
 #[derive(Clone, Debug)]
 pub enum Edit {
-    FlipBit { at: usize, bit: u8 },
-    SetByte { at: usize, value: u8 },
+    FlipBit {
+        at: usize,
+        bit: u8,
+    },
+    SetByte {
+        at: usize,
+        value: u8,
+    },
     /// A 16- or 32-bit boundary value, big- or little-endian (lengths,
     /// counts and magic numbers live in such fields).
-    SetWord { at: usize, value: u32, width: u8, big: bool },
-    Truncate { at: usize },
-    Insert { at: usize, bytes: Vec<u8> },
-    Remove { at: usize, len: usize },
+    SetWord {
+        at: usize,
+        value: u32,
+        width: u8,
+        big: bool,
+    },
+    Truncate {
+        at: usize,
+    },
+    Insert {
+        at: usize,
+        bytes: Vec<u8>,
+    },
+    Remove {
+        at: usize,
+        len: usize,
+    },
     /// Bytes of another seed pasted over this one.
-    Splice { at: usize, seed: usize, from: usize, len: usize },
+    Splice {
+        at: usize,
+        seed: usize,
+        from: usize,
+        len: usize,
+    },
 }
 
 const BOUNDARY: [u32; 12] = [

@@ -6,12 +6,12 @@
 #[path = "../../../fuzz/harness.rs"]
 mod harness;
 
-use proptest::prelude::*;
 use pktlab_bench::campaign::file::CampaignFile;
 use pktlab_bench::campaign::records::{EnvRecord, SummaryOrder};
 use pktlab_bench::campaign::results::read_run;
 use pktlab_bench::campaign::summary::CampaignSummary;
 use pktlab_bench::campaign::Campaign;
+use proptest::prelude::*;
 
 fn check_campaign(text: &str) {
     match CampaignFile::parse(text) {
@@ -31,7 +31,10 @@ fn check_run_file(bytes: &[u8]) {
     if let Err(e) = read_run(&path) {
         {
             let text = e.to_string();
-            assert!(!text.contains('\n') && text.contains("x.inet4-64.1.jsonl"), "{text}");
+            assert!(
+                !text.contains('\n') && text.contains("x.inet4-64.1.jsonl"),
+                "{text}"
+            );
         }
     }
 }

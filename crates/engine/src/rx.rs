@@ -454,7 +454,11 @@ impl<E: FnMut(RxEvent)> Watch<Counters> for RxWatch<'_, E> {
     fn sample(&mut self, s: Sample) {
         let netns = self.plan.netns.as_deref();
         let (packets, backend) = (s.packets, &self.backend);
-        if let Some(w) = self.unseen.as_mut().and_then(|u| u.check(netns, packets, backend)) {
+        if let Some(w) = self
+            .unseen
+            .as_mut()
+            .and_then(|u| u.check(netns, packets, backend))
+        {
             (self.on_event)(RxEvent::Warning(w));
         }
         (self.on_event)(RxEvent::Interval(RxInterval {
@@ -662,7 +666,10 @@ mod tests {
         // stream id is bytes 44-46 (Ethernet 14, IPv4 20, UDP 8, magic 2).
         let seed = include_bytes!("../../../fuzz/corpus/frame/ipv4.bin");
         let mut c = Checker::new();
-        for (i, stream) in [1u32, MAX_STREAMS - 1, MAX_STREAMS, 0xff_ffff].iter().enumerate() {
+        for (i, stream) in [1u32, MAX_STREAMS - 1, MAX_STREAMS, 0xff_ffff]
+            .iter()
+            .enumerate()
+        {
             let mut f = seed.to_vec();
             f[44..47].copy_from_slice(&stream.to_be_bytes()[1..]);
             // A new source port each time: a new 5-tuple.

@@ -7,9 +7,9 @@ mod harness;
 
 use std::time::Duration;
 
-use proptest::prelude::*;
 use pktlab_io::pcap::PcapRx;
 use pktlab_io::port::RxPort;
+use proptest::prelude::*;
 
 /// Reads `bytes` as a pcap file; returns the frames read before the end
 /// or the first error.
@@ -40,7 +40,10 @@ fn read_all(bytes: &[u8]) -> usize {
             }
         }
     }
-    panic!("no end after {frames} frames of a {}-byte file", bytes.len());
+    panic!(
+        "no end after {frames} frames of a {}-byte file",
+        bytes.len()
+    );
 }
 
 #[test]

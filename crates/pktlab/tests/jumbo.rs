@@ -27,8 +27,20 @@ fn send_jumbo(v: &VethNs, n: &str) {
     let out = ok_in(
         &v.ns,
         &[
-            "gen", "--io", "afpacket", "-i", "va", "-D", &v.mac("vb"), "-l", "9018", "-n", n, "-R",
-            "2kpps", "--json",
+            "gen",
+            "--io",
+            "afpacket",
+            "-i",
+            "va",
+            "-D",
+            &v.mac("vb"),
+            "-l",
+            "9018",
+            "-n",
+            n,
+            "-R",
+            "2kpps",
+            "--json",
         ],
     );
     assert_eq!(u(&summary(&out), "packets"), n.parse::<u64>().unwrap());
@@ -59,7 +71,18 @@ fn auto_keeps_af_xdp_at_mtu_1500() {
     assert!(backend.starts_with("afxdp"), "{backend}");
     let out = ok_in(
         &v.ns,
-        &["gen", "-i", "va", "-D", &v.mac("vb"), "-l", "1518", "-n", "100", "--json"],
+        &[
+            "gen",
+            "-i",
+            "va",
+            "-D",
+            &v.mac("vb"),
+            "-l",
+            "1518",
+            "-n",
+            "100",
+            "--json",
+        ],
     );
     assert_eq!(u(&summary(&out), "packets"), 100);
     let (_, s) = rx.wait(WAIT);
@@ -72,7 +95,9 @@ fn af_xdp_that_gets_none_of_the_frames_says_so() {
     let v = jumbo_pair();
     // Text output: the warning is on stderr while the receiver runs.
     let mut child = Command::new("ip")
-        .args(["netns", "exec", &v.ns, PKTLAB, "recv", "-i", "vb", "--io", "afxdp", "-t", "6"])
+        .args([
+            "netns", "exec", &v.ns, PKTLAB, "recv", "-i", "vb", "--io", "afxdp", "-t", "6",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -86,7 +111,12 @@ fn af_xdp_that_gets_none_of_the_frames_says_so() {
     let mut rest = String::new();
     out.read_to_string(&mut rest).unwrap();
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     assert!(status.success(), "{err}");
     assert!(rest.contains("Received 0 packets"), "{rest}");
     let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
@@ -94,7 +124,12 @@ fn af_xdp_that_gets_none_of_the_frames_says_so() {
     let w = warnings[0];
     let prefix = "pktlab: warning: vb counted ";
     assert!(w.starts_with(prefix), "{w}");
-    let seen: u64 = w[prefix.len()..].split(' ').next().unwrap().parse().unwrap();
+    let seen: u64 = w[prefix.len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!((1..=1000).contains(&seen), "{w}");
     assert!(
         w.ends_with(

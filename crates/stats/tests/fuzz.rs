@@ -6,9 +6,9 @@
 #[path = "../../../fuzz/harness.rs"]
 mod harness;
 
-use proptest::prelude::*;
 use pktlab_stats::ministat::{parse_values, read_dataset, ParseOptions, MIN_POINTS};
 use pktlab_stats::pktgen::{bsdrp_run_value, bsdrp_values, kept_samples, pps_samples, Trim};
+use proptest::prelude::*;
 
 fn check_ministat(data: &[u8], column: usize, delimiters: &[u8]) {
     let options = ParseOptions {
