@@ -394,6 +394,18 @@ fn generator_dut_and_receiver_on_three_hosts_count_exactly() {
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("env.json")).unwrap()).unwrap();
     assert_eq!(env["lab"], "g0 on hosta -> DUT (hostb) -> r0 on hostc");
     assert!(env["dut_uname"].as_str().unwrap().starts_with("Linux "));
+    // The hosts' clocks, as chrony reports them: here, none runs.
+    assert_eq!(
+        env["clocks"]["hosts"],
+        serde_json::json!([
+            {"host": "hosta", "offset_s": null, "error_s": null},
+            {"host": "hostc", "offset_s": null, "error_s": null}
+        ])
+    );
+    assert!(env["clocks"]["latency"]
+        .as_str()
+        .unwrap()
+        .starts_with("one-way latency between hosta and hostc is not comparable"));
     // A had this pktlab on its PATH: nothing was copied there. C had none:
     // this very binary went into C's cache.
     let version = env!("CARGO_PKG_VERSION");
@@ -514,7 +526,7 @@ fn wrong_host_key_refused_login_and_unknown_interface_stop_before_traffic() {
     assert!(out.status.success(), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 6, "{stdout}");
+    assert_eq!(lines.len(), 7, "{stdout}");
     assert_eq!(lines[0], "lab g0 on hosta -> DUT (hostb) -> r0 on hostc");
     assert_eq!(
         lines[1],
@@ -529,7 +541,12 @@ fn wrong_host_key_refused_login_and_unknown_interface_stop_before_traffic() {
     );
     assert_eq!(lines[3], "  DUT: commands run on hostb");
     assert!(lines[4].starts_with("  DUT: Linux "), "{stdout}");
-    assert_eq!(lines[5], "lab OK: no test traffic was sent");
+    // No chrony on these hosts: latency across them is not comparable.
+    assert_eq!(
+        lines[5],
+        "  clocks: one-way latency between hosta and hostc is not comparable: the clocks' error is unknown (no synchronised chrony on hosta and hostc)"
+    );
+    assert_eq!(lines[6], "lab OK: no test traffic was sent");
     assert_eq!(counter(&a, "g0", "tx_packets"), before);
 
     // C presents A's host key.

@@ -3,6 +3,7 @@
 //! [`crate::worker::protocol`]) and reads its events back as the engine's
 //! own types.
 
+pub mod clock;
 pub mod host;
 pub mod session;
 pub mod several;
