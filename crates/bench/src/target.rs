@@ -178,7 +178,12 @@ impl Target {
         let control = ControlDir::new()?;
         let remote = |dest: Option<&str>| {
             dest.map(|d| Remote {
-                host: SshHost::new(d, ssh_config.map(PathBuf::from), Vec::new(), control.clone()),
+                host: SshHost::new(
+                    d,
+                    ssh_config.map(PathBuf::from),
+                    Vec::new(),
+                    control.clone(),
+                ),
                 run_limit,
             })
         };
@@ -190,10 +195,11 @@ impl Target {
         let rcv_remote = remote(rcv_host);
         let mut problems = Vec::new();
         let mut parts = Vec::new();
-        let sides = gens
-            .iter()
-            .map(|(h, p)| (true, *p, remote(*h)))
-            .chain([(false, &lab.rcv, rcv_remote.clone())]);
+        let sides = gens.iter().map(|(h, p)| (true, *p, remote(*h))).chain([(
+            false,
+            &lab.rcv,
+            rcv_remote.clone(),
+        )]);
         for (is_gen, port, remote) in sides {
             let mac = match &remote {
                 None => {
@@ -236,7 +242,11 @@ impl Target {
         for (i, part) in parts.iter().enumerate() {
             if part.remote.is_none() {
                 watched.push(Watched {
-                    role: if i == 0 { "gen".into() } else { format!("gen{}", i + 1) },
+                    role: if i == 0 {
+                        "gen".into()
+                    } else {
+                        format!("gen{}", i + 1)
+                    },
                     port: part.port.clone(),
                 });
             }
@@ -250,7 +260,12 @@ impl Target {
         let (gen_remote, several) = if parts.len() == 1 {
             (parts[0].remote.clone(), None)
         } else {
-            (None, Some(Generators { parts: parts.clone() }))
+            (
+                None,
+                Some(Generators {
+                    parts: parts.clone(),
+                }),
+            )
         };
         let target = Target {
             gen: parts[0].port.clone(),
@@ -291,7 +306,10 @@ impl Target {
         if gens.iter().all(|g| g.is_none()) && self.rcv_remote.is_none() {
             return None;
         }
-        let name = |r: &Option<Remote>| r.as_ref().map_or("here".to_string(), |r| r.host.dest().to_string());
+        let name = |r: &Option<Remote>| {
+            r.as_ref()
+                .map_or("here".to_string(), |r| r.host.dest().to_string())
+        };
         let mut hosts: Vec<HostClock> = Vec::new();
         for r in gens.iter().copied().chain([&self.rcv_remote]) {
             let host = name(r);
@@ -299,7 +317,10 @@ impl Target {
                 continue;
             }
             let text = match r {
-                Some(r) => r.host.run("chronyc -n tracking 2>/dev/null; true").unwrap_or_default(),
+                Some(r) => r
+                    .host
+                    .run("chronyc -n tracking 2>/dev/null; true")
+                    .unwrap_or_default(),
                 None => std::process::Command::new("chronyc")
                     .args(["-n", "tracking"])
                     .output()

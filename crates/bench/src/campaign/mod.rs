@@ -55,7 +55,7 @@ pub enum LabChoice {
         state_probe: Option<String>,
         /// Where the generator and receiver run when not here.
         #[serde(flatten, default)]
-        hosts: LabHosts,
+        hosts: Box<LabHosts>,
     },
 }
 
@@ -448,12 +448,12 @@ fn lab_choice(l: &LabSection) -> Result<LabChoice, BenchError> {
                     dut_ifaces: l.dut_ifaces.clone(),
                 },
                 state_probe: l.state.clone(),
-                hosts: LabHosts {
+                hosts: Box::new(LabHosts {
                     gen_host: l.gen_host.clone(),
                     rcv_host: l.rcv_host.clone(),
                     ssh_config: l.ssh_config.clone(),
                     generators,
-                },
+                }),
             })
         }
         other => Err(usage(format!(

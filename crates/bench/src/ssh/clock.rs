@@ -71,7 +71,9 @@ impl HostClock {
 /// receiver's `rcv` (both among `hosts`).
 pub fn latency_note(hosts: &[HostClock], gen: &str, rcv: &str) -> String {
     if gen == rcv {
-        return format!("generator and receiver share the clock of {gen}: one-way latency is exact");
+        return format!(
+            "generator and receiver share the clock of {gen}: one-way latency is exact"
+        );
     }
     let error = |h: &str| hosts.iter().find(|c| c.host == h).and_then(|c| c.error_s);
     match (error(gen), error(rcv)) {
@@ -122,7 +124,10 @@ Leap status     : Normal
         assert!((error - 0.000262).abs() < 1e-12, "{error}");
         let fast = TRACKING.replace("slow", "fast");
         assert_eq!(parse_tracking(&fast).unwrap().0, 0.000012);
-        let unsync = TRACKING.replace("Leap status     : Normal", "Leap status     : Not synchronised");
+        let unsync = TRACKING.replace(
+            "Leap status     : Normal",
+            "Leap status     : Not synchronised",
+        );
         assert_eq!(parse_tracking(&unsync), None);
         assert_eq!(parse_tracking(""), None);
         assert_eq!(parse_tracking("506 Cannot talk to daemon\n"), None);

@@ -20,8 +20,8 @@ use crate::endpoint::Endpoint;
 use crate::worker::protocol::{GenJob, Job, PortRef, RecvJob, Reply, Task, PROTOCOL_VERSION};
 use crate::BenchError;
 pub use host::{ControlDir, SshHost};
-pub use several::{GenPart, Generators};
 use session::Session;
+pub use several::{GenPart, Generators};
 
 /// What a worker adds to its run before it stops on its own: time for a
 /// late start, the receiver's drain and a slow link.
@@ -125,5 +125,8 @@ pub(crate) fn follow_gen(
 }
 
 fn unexpected(host: &SshHost, r: &Reply) -> BenchError {
-    BenchError::Trial(format!("{}: unexpected reply from the worker: {r:?}", host.label()))
+    BenchError::Trial(format!(
+        "{}: unexpected reply from the worker: {r:?}",
+        host.label()
+    ))
 }
