@@ -8,7 +8,7 @@ use std::process::Command;
 use common::pktlab;
 
 /// Every subcommand of pktlab, written out by hand.
-const SUBCOMMANDS: [&str; 14] = [
+const SUBCOMMANDS: [&str; 15] = [
     "gen",
     "recv",
     "lab",
@@ -21,6 +21,7 @@ const SUBCOMMANDS: [&str; 14] = [
     "ministat",
     "pktgen-log",
     "pkt-gen",
+    "worker",
     "completions",
     "man",
 ];
@@ -69,7 +70,15 @@ fn man_pages_for_every_subcommand_render() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let mut pages = vec!["pktlab".to_string()];
     pages.extend(SUBCOMMANDS.iter().map(|s| format!("pktlab-{s}")));
-    pages.extend(["pktlab-lab-up", "pktlab-lab-down", "pktlab-lab-status"].map(String::from));
+    pages.extend(
+        [
+            "pktlab-lab-up",
+            "pktlab-lab-down",
+            "pktlab-lab-status",
+            "pktlab-lab-check",
+        ]
+        .map(String::from),
+    );
     let listed: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(listed.len(), pages.len(), "{}", r.stdout);
     for page in &pages {
