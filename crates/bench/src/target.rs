@@ -12,6 +12,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::ssh::clock::{latency_note, Clocks, HostClock};
 use crate::ssh::{ControlDir, GenPart, Generators, Remote, SshHost};
 use crate::BenchError;
 
@@ -177,7 +178,12 @@ impl Target {
         let control = ControlDir::new()?;
         let remote = |dest: Option<&str>| {
             dest.map(|d| Remote {
-                host: SshHost::new(d, ssh_config.map(PathBuf::from), Vec::new(), control.clone()),
+                host: SshHost::new(
+                    d,
+                    ssh_config.map(PathBuf::from),
+                    Vec::new(),
+                    control.clone(),
+                ),
                 run_limit,
             })
         };
@@ -189,10 +195,11 @@ impl Target {
         let rcv_remote = remote(rcv_host);
         let mut problems = Vec::new();
         let mut parts = Vec::new();
-        let sides = gens
-            .iter()
-            .map(|(h, p)| (true, *p, remote(*h)))
-            .chain([(false, &lab.rcv, rcv_remote.clone())]);
+        let sides = gens.iter().map(|(h, p)| (true, *p, remote(*h))).chain([(
+            false,
+            &lab.rcv,
+            rcv_remote.clone(),
+        )]);
         for (is_gen, port, remote) in sides {
             let mac = match &remote {
                 None => {
@@ -235,7 +242,11 @@ impl Target {
         for (i, part) in parts.iter().enumerate() {
             if part.remote.is_none() {
                 watched.push(Watched {
-                    role: if i == 0 { "gen".into() } else { format!("gen{}", i + 1) },
+                    role: if i == 0 {
+                        "gen".into()
+                    } else {
+                        format!("gen{}", i + 1)
+                    },
                     port: part.port.clone(),
                 });
             }
@@ -249,7 +260,12 @@ impl Target {
         let (gen_remote, several) = if parts.len() == 1 {
             (parts[0].remote.clone(), None)
         } else {
-            (None, Some(Generators { parts: parts.clone() }))
+            (
+                None,
+                Some(Generators {
+                    parts: parts.clone(),
+                }),
+            )
         };
         let target = Target {
             gen: parts[0].port.clone(),
@@ -277,6 +293,54 @@ impl Target {
         }
         self.irqs = irqs;
         Ok(self)
+    }
+
+    /// The clocks of the lab's hosts and what they mean for one-way
+    /// latency, when the generator or the receiver is on another host
+    /// (None: everything runs here on one clock).
+    pub fn clocks(&self) -> Option<Clocks> {
+        let gens: Vec<&Option<Remote>> = match &self.generators {
+            Some(g) => g.parts.iter().map(|p| &p.remote).collect(),
+            None => vec![&self.gen_remote],
+        };
+        if gens.iter().all(|g| g.is_none()) && self.rcv_remote.is_none() {
+            return None;
+        }
+        let name = |r: &Option<Remote>| {
+            r.as_ref()
+                .map_or("here".to_string(), |r| r.host.dest().to_string())
+        };
+        let mut hosts: Vec<HostClock> = Vec::new();
+        for r in gens.iter().copied().chain([&self.rcv_remote]) {
+            let host = name(r);
+            if hosts.iter().any(|h| h.host == host) {
+                continue;
+            }
+            let text = match r {
+                Some(r) => r
+                    .host
+                    .run("chronyc -n tracking 2>/dev/null; true")
+                    .unwrap_or_default(),
+                None => std::process::Command::new("chronyc")
+                    .args(["-n", "tracking"])
+                    .output()
+                    .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                    .unwrap_or_default(),
+            };
+            hosts.push(HostClock::from_tracking(&host, &text));
+        }
+        let rcv = name(&self.rcv_remote);
+        let mut notes: Vec<String> = Vec::new();
+        for g in gens {
+            let note = latency_note(&hosts, &name(g), &rcv);
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+        }
+        Some(Clocks {
+            hosts,
+            latency: notes.join("; "),
+        })
     }
 
     /// One line per port, read again where it is: its host, MAC, MTU and

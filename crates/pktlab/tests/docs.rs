@@ -22,6 +22,7 @@ const SUBCOMMANDS: [&str; 15] = [
     "ministat",
     "pktgen-log",
     "pkt-gen",
+    "worker",
     "completions",
     "man",
 ];
@@ -70,7 +71,15 @@ fn man_pages_for_every_subcommand_render() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let mut pages = vec!["pktlab".to_string()];
     pages.extend(SUBCOMMANDS.iter().map(|s| format!("pktlab-{s}")));
-    pages.extend(["pktlab-lab-up", "pktlab-lab-down", "pktlab-lab-status"].map(String::from));
+    pages.extend(
+        [
+            "pktlab-lab-up",
+            "pktlab-lab-down",
+            "pktlab-lab-status",
+            "pktlab-lab-check",
+        ]
+        .map(String::from),
+    );
     let listed: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(listed.len(), pages.len(), "{}", r.stdout);
     for page in &pages {

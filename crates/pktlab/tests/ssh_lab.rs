@@ -134,7 +134,9 @@ impl Lab {
                  ip -n {ns} addr add {addr}/24 dev mgmt && ip -n {ns} link set mgmt up && \
                  ip -n {ns} link set lo up"
             ));
-            sh(&format!("ssh-keygen -q -t ed25519 -N '' -f {d}/host_{name}"));
+            sh(&format!(
+                "ssh-keygen -q -t ed25519 -N '' -f {d}/host_{name}"
+            ));
             let path = if with_pktlab.contains(name) {
                 format!("{d}/bin:/usr/sbin:/usr/bin:/sbin:/bin")
             } else {
@@ -302,9 +304,11 @@ impl Drop for Lab {
 }
 
 fn mac(ns: &str, iface: &str) -> String {
-    sh(&format!("ip netns exec {ns} cat /sys/class/net/{iface}/address"))
-        .trim()
-        .to_string()
+    sh(&format!(
+        "ip netns exec {ns} cat /sys/class/net/{iface}/address"
+    ))
+    .trim()
+    .to_string()
 }
 
 /// An interface's packet counter (`rx_packets`, `tx_packets`).
@@ -394,6 +398,18 @@ fn generator_dut_and_receiver_on_three_hosts_count_exactly() {
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("env.json")).unwrap()).unwrap();
     assert_eq!(env["lab"], "g0 on hosta -> DUT (hostb) -> r0 on hostc");
     assert!(env["dut_uname"].as_str().unwrap().starts_with("Linux "));
+    // The hosts' clocks, as chrony reports them: here, none runs.
+    assert_eq!(
+        env["clocks"]["hosts"],
+        serde_json::json!([
+            {"host": "hosta", "offset_s": null, "error_s": null},
+            {"host": "hostc", "offset_s": null, "error_s": null}
+        ])
+    );
+    assert!(env["clocks"]["latency"]
+        .as_str()
+        .unwrap()
+        .starts_with("one-way latency between hosta and hostc is not comparable"));
     // A had this pktlab on its PATH: nothing was copied there. C had none:
     // this very binary went into C's cache.
     let version = env!("CARGO_PKG_VERSION");
@@ -445,7 +461,13 @@ fn two_generators_on_two_hosts_add_up_and_every_stream_is_checked() {
         ),
     );
     let out_dir = lab.path().join("r");
-    let out = lab.bench(&["-f", file.to_str().unwrap(), "-o", out_dir.to_str().unwrap(), "--json"]);
+    let out = lab.bench(&[
+        "-f",
+        file.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+        "--json",
+    ]);
     assert!(out.status.success(), "{}", text(&out));
     let lines = json_lines(&String::from_utf8_lossy(&out.stdout));
     let run = &lines[0];
@@ -489,7 +511,12 @@ fn fails_before_traffic(lab: &Lab, file: &Path, gen_ns: &str) -> String {
     let check_err = String::from_utf8_lossy(&check.stderr).into_owned();
     assert_eq!(check_err.lines().count(), 1, "{check_err}");
     let out_dir = lab.path().join("never");
-    let out = lab.bench(&["-f", file.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+    let out = lab.bench(&[
+        "-f",
+        file.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -514,11 +541,14 @@ fn wrong_host_key_refused_login_and_unknown_interface_stop_before_traffic() {
     assert!(out.status.success(), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 6, "{stdout}");
+    assert_eq!(lines.len(), 7, "{stdout}");
     assert_eq!(lines[0], "lab g0 on hosta -> DUT (hostb) -> r0 on hostc");
     assert_eq!(
         lines[1],
-        format!("  generator: g0 on hosta (pktlab: pktlab): MAC {}, MTU 1500, up", mac(&a, "g0"))
+        format!(
+            "  generator: g0 on hosta (pktlab: pktlab): MAC {}, MTU 1500, up",
+            mac(&a, "g0")
+        )
     );
     assert_eq!(
         lines[2],
@@ -529,7 +559,12 @@ fn wrong_host_key_refused_login_and_unknown_interface_stop_before_traffic() {
     );
     assert_eq!(lines[3], "  DUT: commands run on hostb");
     assert!(lines[4].starts_with("  DUT: Linux "), "{stdout}");
-    assert_eq!(lines[5], "lab OK: no test traffic was sent");
+    // No chrony on these hosts: latency across them is not comparable.
+    assert_eq!(
+        lines[5],
+        "  clocks: one-way latency between hosta and hostc is not comparable: the clocks' error is unknown (no synchronised chrony on hosta and hostc)"
+    );
+    assert_eq!(lines[6], "lab OK: no test traffic was sent");
     assert_eq!(counter(&a, "g0", "tx_packets"), before);
 
     // C presents A's host key.
@@ -554,7 +589,10 @@ fn wrong_host_key_refused_login_and_unknown_interface_stop_before_traffic() {
     .unwrap();
     let file = lab.campaign(
         "wrong_key.toml",
-        &good.replace("ssh_config = \"ssh_config\"", "ssh_config = \"ssh_config_wrong_key\""),
+        &good.replace(
+            "ssh_config = \"ssh_config\"",
+            "ssh_config = \"ssh_config_wrong_key\"",
+        ),
     );
     let err = fails_before_traffic(&lab, &file, &a);
     assert!(err.starts_with("pktlab: host hostc: "), "{err}");
@@ -568,7 +606,10 @@ fn wrong_host_key_refused_login_and_unknown_interface_stop_before_traffic() {
     .unwrap();
     let file = lab.campaign(
         "other_key.toml",
-        &good.replace("ssh_config = \"ssh_config\"", "ssh_config = \"ssh_config_other_key\""),
+        &good.replace(
+            "ssh_config = \"ssh_config\"",
+            "ssh_config = \"ssh_config_other_key\"",
+        ),
     );
     let err = fails_before_traffic(&lab, &file, &a);
     assert!(err.starts_with("pktlab: host hosta: "), "{err}");
@@ -628,7 +669,10 @@ fn a_host_lost_in_run_2_of_3_fails_that_run_and_resume_completes() {
     assert_eq!(runs, ["default.inet4.1.jsonl"]);
     // Nothing is left sending on A.
     let end = Instant::now() + Duration::from_secs(10);
-    while commands_in(&lab.ns("a")).iter().any(|c| c.contains("pktlab")) {
+    while commands_in(&lab.ns("a"))
+        .iter()
+        .any(|c| c.contains("pktlab"))
+    {
         assert!(Instant::now() < end, "a worker stayed on A");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -662,7 +706,12 @@ fn ctrl_c_leaves_no_pktlab_on_any_host() {
     let d0 = lab.cable("a", "b", "c");
     let file = lab.campaign("long.toml", &three_host_campaign(&d0, 1, "20s"));
     let out_dir = lab.path().join("r");
-    let mut child = lab.spawn_bench(&["-f", file.to_str().unwrap(), "-o", out_dir.to_str().unwrap()]);
+    let mut child = lab.spawn_bench(&[
+        "-f",
+        file.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
     let end = Instant::now() + Duration::from_secs(30);
     let running = |h: &str| {
         commands_in(&lab.ns(h))

@@ -56,7 +56,7 @@ pub enum LabChoice {
         state_probe: Option<String>,
         /// Where the generator and receiver run when not here.
         #[serde(flatten, default)]
-        hosts: LabHosts,
+        hosts: Box<LabHosts>,
     },
 }
 
@@ -485,12 +485,12 @@ fn lab_choice(l: &LabSection) -> Result<LabChoice, BenchError> {
                     dut_ifaces: l.dut_ifaces.clone(),
                 },
                 state_probe: l.state.clone(),
-                hosts: LabHosts {
+                hosts: Box::new(LabHosts {
                     gen_host: l.gen_host.clone(),
                     rcv_host: l.rcv_host.clone(),
                     ssh_config: l.ssh_config.clone(),
                     generators,
-                },
+                }),
             })
         }
         other => Err(usage(format!(
@@ -782,6 +782,56 @@ mod tests {
             "[lab] dut is for kind = \"interfaces\", not the built-in lab"
         );
         assert!(dut_runner("telnet x", &[]).is_err());
+    }
+
+    #[test]
+    fn hosts_and_several_generators() {
+        let c = parse(
+            "[lab]\nkind = \"interfaces\"\nrcv_iface = \"r0\"\nrcv_host = \"root@c\"\n\
+             dut_in_mac = \"00:1b:21:c4:95:7a\"\nssh_config = \"/x/cfg\"\ndut = \"ssh b\"\n\
+             [[lab.generator]]\nhost = \"a\"\niface = \"g0\"\n\
+             [[lab.generator]]\niface = \"g1\"\nnetns = \"n\"\n",
+        )
+        .unwrap();
+        let LabChoice::Interfaces { lab, hosts, .. } = &c.lab else {
+            panic!("not an interfaces lab");
+        };
+        assert_eq!(hosts.rcv_host.as_deref(), Some("root@c"));
+        assert_eq!(hosts.gen_host, None);
+        assert_eq!(hosts.generators.len(), 2);
+        assert_eq!(hosts.generators[0].host.as_deref(), Some("a"));
+        assert_eq!(hosts.generators[1].host, None);
+        assert_eq!(hosts.generators[1].port, Port::new("g1", Some("n")));
+        // The first generator stands for the lab's generator port.
+        assert_eq!(lab.gen, Port::new("g0", None));
+        // The DUT's ssh reads the same client configuration.
+        assert_eq!(
+            lab.dut,
+            DutRunner::Ssh {
+                host: "b".into(),
+                options: vec!["-F".into(), "/x/cfg".into()]
+            }
+        );
+        let base = "[lab]\nkind = \"interfaces\"\nrcv_iface = \"r0\"\ndut_in_mac = \"00:1b:21:c4:95:7a\"\n";
+        for (extra, msg) in [
+            (
+                "gen_iface = \"g0\"\n[[lab.generator]]\niface = \"g1\"\n",
+                "[lab] has both gen_iface and [[lab.generator]]: name every generator in a [[lab.generator]]",
+            ),
+            (
+                "gen_iface = \"g0\"\ngen_host = \"-oProxyCommand=x\"\n",
+                "invalid [lab] gen_host '-oProxyCommand=x': give an ssh destination like root@gen1",
+            ),
+        ] {
+            let e = parse(&format!("{base}{extra}")).unwrap_err();
+            assert!(e.is_usage());
+            assert_eq!(e.to_string(), msg);
+        }
+        let e = parse("[lab]\nrcv_host = \"c\"\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "[lab] rcv_host is for kind = \"interfaces\", not the built-in lab"
+        );
     }
 
     #[test]

@@ -133,6 +133,10 @@ pub struct EnvConfig {
 /// alphabetical order: the order of the file as first written.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EnvRecord {
+    /// The hosts' clocks (chrony) and the note on one-way latency, when
+    /// the generator or the receiver is on another host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clocks: Option<crate::ssh::clock::Clocks>,
     pub configs: Vec<EnvConfig>,
     /// The built-in lab's CPU plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -379,6 +383,7 @@ mod tests {
     #[test]
     fn env_json_round_trips_in_its_first_order() {
         let env = EnvRecord {
+            clocks: None,
             configs: vec![EnvConfig {
                 config: pktlab_lab::dut::DutConfig {
                     name: "pf".into(),

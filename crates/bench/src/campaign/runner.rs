@@ -77,6 +77,7 @@ pub struct CampaignOutcome {
 /// pktlab's version and every configuration's exact text.
 pub fn env_record(campaign: &Campaign, target: &Target) -> EnvRecord {
     EnvRecord {
+        clocks: target.clocks(),
         cpu_plan: target.cpus.clone(),
         pktlab_version: env!("CARGO_PKG_VERSION").into(),
         created_at: results::unix_now(),

@@ -139,8 +139,14 @@ impl SshHost {
     pub fn command(&self, remote: &str) -> Command {
         let i = &self.inner;
         let mut c = Command::new("ssh");
-        c.args(base_args(&i.control, &i.config, &i.options))
-            .args(["-o", "ControlMaster=no", "-T", &i.dest, "--", remote]);
+        c.args(base_args(&i.control, &i.config, &i.options)).args([
+            "-o",
+            "ControlMaster=no",
+            "-T",
+            &i.dest,
+            "--",
+            remote,
+        ]);
         c
     }
 
@@ -197,9 +203,9 @@ impl SshHost {
             .map_err(|e| self.err(format!("cannot run ssh: {e}")))?;
         if !out.status.success() {
             let err = String::from_utf8_lossy(&out.stderr);
-            return Err(self.err(last_line(&err).unwrap_or_else(|| {
-                format!("'{remote}' failed ({})", out.status)
-            })));
+            return Err(self.err(
+                last_line(&err).unwrap_or_else(|| format!("'{remote}' failed ({})", out.status)),
+            ));
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
@@ -252,7 +258,8 @@ impl SshHost {
     /// Copies this process's own binary into `dir` on the host (through a
     /// temporary name, so that a cut copy is never run).
     fn copy_self(&self, dir: &str) -> Result<(), BenchError> {
-        let exe = std::env::current_exe().map_err(|e| self.err(format!("cannot find pktlab's own binary: {e}")))?;
+        let exe = std::env::current_exe()
+            .map_err(|e| self.err(format!("cannot find pktlab's own binary: {e}")))?;
         let file = File::open(&exe).map_err(|e| BenchError::file(&exe, e))?;
         let d = shell_quote(dir);
         let part = format!("{dir}/.pktlab.part.$$");
@@ -386,7 +393,10 @@ mod tests {
         assert_eq!(args, want);
         // Only this user can reach the sockets.
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(control.path()).unwrap().permissions().mode();
+        let mode = std::fs::metadata(control.path())
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o700);
         assert_eq!(h.label(), "host root@dut");
     }

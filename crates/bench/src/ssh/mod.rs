@@ -3,6 +3,7 @@
 //! [`crate::worker::protocol`]) and reads its events back as the engine's
 //! own types.
 
+pub mod clock;
 pub mod host;
 pub mod session;
 pub mod several;
@@ -19,8 +20,8 @@ use crate::endpoint::Endpoint;
 use crate::worker::protocol::{GenJob, Job, PortRef, RecvJob, Reply, Task, PROTOCOL_VERSION};
 use crate::BenchError;
 pub use host::{ControlDir, SshHost};
-pub use several::{GenPart, Generators};
 use session::Session;
+pub use several::{GenPart, Generators};
 
 /// What a worker adds to its run before it stops on its own: time for a
 /// late start, the receiver's drain and a slow link.
@@ -124,5 +125,8 @@ pub(crate) fn follow_gen(
 }
 
 fn unexpected(host: &SshHost, r: &Reply) -> BenchError {
-    BenchError::Trial(format!("{}: unexpected reply from the worker: {r:?}", host.label()))
+    BenchError::Trial(format!(
+        "{}: unexpected reply from the worker: {r:?}",
+        host.label()
+    ))
 }

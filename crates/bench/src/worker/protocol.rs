@@ -110,7 +110,9 @@ pub struct RecvJob {
 #[serde(rename_all = "snake_case", tag = "type")]
 pub enum Command {
     /// Start at this reading of the worker's realtime clock.
-    Start { at_unix_ns: u64 },
+    Start {
+        at_unix_ns: u64,
+    },
     Stop,
 }
 
@@ -125,9 +127,13 @@ pub enum Reply {
         clock_unix_ns: u64,
     },
     /// The generator's ports are open.
-    Started { backend: String },
+    Started {
+        backend: String,
+    },
     /// The receiver's ports are open and counting.
-    Listening { backend: String },
+    Listening {
+        backend: String,
+    },
     TxInterval(TxInterval),
     RxInterval(RxInterval),
     TxSummary(TxSummary),
@@ -138,7 +144,9 @@ pub enum Reply {
         up: bool,
         mtu: u32,
     },
-    Error { message: String },
+    Error {
+        message: String,
+    },
 }
 
 /// The job's version, read before the rest so that a job of another
@@ -342,7 +350,10 @@ mod tests {
         let line = serde_json::to_string(&job).unwrap();
         assert!(!line.contains('\n'));
         assert!(line.contains("\"role\":\"gen\""), "{line}");
-        assert!(line.contains("\"src\":\"198.18.10.1:2000-198.18.10.20:2000\""), "{line}");
+        assert!(
+            line.contains("\"src\":\"198.18.10.1:2000-198.18.10.20:2000\""),
+            "{line}"
+        );
         let back = parse_job(&line).unwrap();
         assert_eq!(back, job);
         let Task::Gen(g) = back.task else {
@@ -407,7 +418,9 @@ mod tests {
             parse_job("{}").unwrap_err(),
             "the job has no protocol version"
         );
-        assert!(parse_job("nope").unwrap_err().starts_with("the job is not JSON"));
+        assert!(parse_job("nope")
+            .unwrap_err()
+            .starts_with("the job is not JSON"));
     }
 
     #[test]
@@ -422,6 +435,12 @@ mod tests {
             r#"{"type":"ready","version":1,"pktlab":"0.1.0","clock_unix_ns":9}"#,
         )
         .unwrap();
-        assert!(matches!(r, Reply::Ready { clock_unix_ns: 9, .. }));
+        assert!(matches!(
+            r,
+            Reply::Ready {
+                clock_unix_ns: 9,
+                ..
+            }
+        ));
     }
 }

@@ -83,8 +83,8 @@ where
                 Err(e) => out.fail(e),
             }
         }
-        Task::Gen(g) => g.to_config().map(Checked::Gen),
-        Task::Recv(r) => r.to_config().map(Checked::Recv),
+        Task::Gen(g) => g.to_config().map(|c| Checked::Gen(Box::new(c))),
+        Task::Recv(r) => r.to_config().map(|c| Checked::Recv(Box::new(c))),
     };
     let checked = match checked {
         Ok(c) => c,
@@ -125,8 +125,8 @@ where
 
 /// A job's configuration, checked.
 enum Checked {
-    Gen(GenConfig),
-    Recv(RecvConfig),
+    Gen(Box<GenConfig>),
+    Recv(Box<RecvConfig>),
 }
 
 /// Runs the checked job, streaming its events.
@@ -221,8 +221,7 @@ fn sleep_until(at: u64, stop: &StopSignal, hangup: &AtomicBool) {
     let until = Instant::now() + START_WAIT;
     loop {
         let now = realtime_ns();
-        if now >= at || Instant::now() >= until || stop.is_set() || hangup.load(Ordering::Relaxed)
-        {
+        if now >= at || Instant::now() >= until || stop.is_set() || hangup.load(Ordering::Relaxed) {
             return;
         }
         std::thread::sleep(Duration::from_nanos(at - now).min(TICK));
@@ -278,7 +277,10 @@ mod tests {
     fn a_job_of_another_version_is_one_error_line() {
         let (r, lines) = serve_text("{\"version\":99,\"task\":{}}\n");
         let e = r.unwrap_err();
-        assert!(e.starts_with("protocol version 99 from the controller"), "{e}");
+        assert!(
+            e.starts_with("protocol version 99 from the controller"),
+            "{e}"
+        );
         assert_eq!(lines.len(), 1);
         assert_eq!(lines[0]["type"], "error");
         assert_eq!(lines[0]["message"], e.as_str());
@@ -314,10 +316,7 @@ mod tests {
         let job = "{\"version\":1,\"task\":{\"role\":\"recv\",\"io\":\"afpacket\",\"iface\":\"lo\",\"threads\":1,\"count\":null,\"duration_secs\":null,\"idle_secs\":null,\"interval_secs\":1.0,\"cpus\":[],\"netns\":null},\"deadline_secs\":5}\n";
         let started = Instant::now();
         let (r, lines) = serve_text(job);
-        assert_eq!(
-            r.unwrap_err(),
-            "the controller went away before the start"
-        );
+        assert_eq!(r.unwrap_err(), "the controller went away before the start");
         assert_eq!(lines.len(), 1);
         assert_eq!(lines[0]["type"], "ready");
         assert_eq!(lines[0]["version"], 1);

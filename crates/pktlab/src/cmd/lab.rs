@@ -218,6 +218,9 @@ fn check(args: CheckArgs) -> anyhow::Result<()> {
     if let Some(uname) = target.dut_uname() {
         out += &format!("  DUT: {uname}\n");
     }
+    if let Some(clocks) = target.clocks() {
+        out += &format!("  clocks: {}\n", clocks.latency);
+    }
     out += "lab OK: no test traffic was sent\n";
     common::write_stdout(&out)
 }
