@@ -14,6 +14,8 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
+use pktlab_lab::ports::Port;
+
 use super::LabChoice;
 use crate::BenchError;
 
@@ -65,23 +67,44 @@ pub fn lock_keys(lab: &LabChoice) -> Vec<LockKey> {
             what: format!("lab {prefix}"),
             file: format!("lab-{}.lock", safe(prefix)),
         }],
-        LabChoice::Interfaces { lab, .. } => {
-            let mut keys: Vec<LockKey> = [&lab.gen, &lab.rcv]
-                .iter()
-                .map(|p| match &p.netns {
-                    Some(ns) => LockKey {
-                        what: format!("port {} in namespace {ns}", p.iface),
-                        file: format!("netns-{}-port-{}.lock", safe(ns), safe(&p.iface)),
-                    },
-                    None => LockKey {
-                        what: format!("port {}", p.iface),
-                        file: format!("port-{}.lock", safe(&p.iface)),
-                    },
-                })
+        LabChoice::Interfaces { lab, hosts, .. } => {
+            // Each port where it is: a port on another host is locked here
+            // under that host's name (every campaign of this controller
+            // sees it; other controllers are not known).
+            let gens: Vec<(Option<&str>, &Port)> = if hosts.generators.is_empty() {
+                vec![(hosts.gen_host.as_deref(), &lab.gen)]
+            } else {
+                hosts
+                    .generators
+                    .iter()
+                    .map(|g| (g.host.as_deref(), &g.port))
+                    .collect()
+            };
+            let mut keys: Vec<LockKey> = gens
+                .into_iter()
+                .chain([(hosts.rcv_host.as_deref(), &lab.rcv)])
+                .map(|(host, p)| port_key(host, p))
                 .collect();
             keys.dedup();
             keys
         }
+    }
+}
+
+fn port_key(host: Option<&str>, p: &Port) -> LockKey {
+    let (on, on_file) = match host {
+        Some(h) => (format!(" on host {h}"), format!("host-{}-", safe(h))),
+        None => (String::new(), String::new()),
+    };
+    match &p.netns {
+        Some(ns) => LockKey {
+            what: format!("port {} in namespace {ns}{on}", p.iface),
+            file: format!("{on_file}netns-{}-port-{}.lock", safe(ns), safe(&p.iface)),
+        },
+        None => LockKey {
+            what: format!("port {}{on}", p.iface),
+            file: format!("{on_file}port-{}.lock", safe(&p.iface)),
+        },
     }
 }
 
@@ -257,6 +280,7 @@ mod tests {
                 dut: pktlab_lab::dut::DutRunner::Local,
                 dut_ifaces: Vec::new(),
             },
+            hosts: Box::default(),
             state_probe: None,
         };
         assert_eq!(
@@ -271,6 +295,25 @@ mod tests {
                     file: "netns-rx-port-eth2.lock".into()
                 }
             ]
+        );
+        // The receiver on another host: locked under that host's name.
+        let LabChoice::Interfaces { lab, state_probe, .. } = lab else {
+            unreachable!()
+        };
+        let remote = LabChoice::Interfaces {
+            lab,
+            hosts: Box::new(super::super::LabHosts {
+                rcv_host: Some("root@c".into()),
+                ..Default::default()
+            }),
+            state_probe,
+        };
+        assert_eq!(
+            lock_keys(&remote)[1],
+            LockKey {
+                what: "port eth2 in namespace rx on host root@c".into(),
+                file: "host-root_c-netns-rx-port-eth2.lock".into()
+            }
         );
     }
 
