@@ -191,4 +191,14 @@ mod tests {
         let base = ipv4_header_checksum(&zeroed);
         assert_eq!(update_from_zero(base, sum_bytes(&header[12..20])), checksum);
     }
+
+    #[test]
+    fn rfc_1624_worked_example() {
+        // RFC 1624 section 4: the other header words sum to 0xCD7A, so the
+        // checksum is ~(0xCD7A + 0x5555) = 0xDD2F; m = 0x5555 becomes
+        // m' = 0x3285 and the new checksum is ~(0xCD7A + 0x3285) = 0x0000.
+        assert_eq!(update(0xdd2f, 0x5555, 0x3285), 0x0000);
+        // And back.
+        assert_eq!(update(0x0000, 0x3285, 0x5555), 0xdd2f);
+    }
 }
