@@ -151,6 +151,32 @@ fn a_generator_that_cannot_reach_the_maximum() {
 }
 
 #[test]
+fn a_load_the_generator_never_reaches_ends_the_search() {
+    // The generator sends at most 60 kpps; the DUT loses 10 frames only in
+    // the all-out trial at the maximum (a burst at start, say), so every
+    // load between 60 and 100 kpps is short of its intended rate and
+    // loses nothing. Such a load used to stay undecided, asked for again
+    // until the trial limit.
+    let dut = |load: f64, d: f64| {
+        let offered = load.min(60_000.0);
+        let tx = (offered * d).round() as u64;
+        let rx = if load >= 100_000.0 { tx - 10 } else { tx };
+        (offered, tx, rx)
+    };
+    let (search, trials) = drive(SearchConfig::new(default_goals(), 1000.0, 100_000.0), dut);
+    // A goal's final duration sum is 21 s of 1 s trials (the defaults):
+    // a few loads' worth, not the limit of 1000.
+    assert!(trials.len() < 300, "{} trials", trials.len());
+    let ndr = &search.results()[0];
+    let (lower, upper) = (ndr.lower.unwrap(), ndr.upper.unwrap());
+    // Not a DUT throughput: at least what the generator offered there.
+    assert!(ndr.generator_limited);
+    assert_eq!(lower.pps, 60_000.0);
+    assert!(lower.intended_pps > 60_000.0 && lower.intended_pps < 100_000.0);
+    assert_eq!(upper.intended_pps, 100_000.0);
+}
+
+#[test]
 fn a_generator_hiccup_proves_nothing() {
     // Every third trial, the generator sends only 89 % of the load.
     let mut n = 0;

@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 use crossbeam_utils::CachePadded;
 use pktlab_io::clock::realtime_ns;
 use pktlab_io::iface::IfCounters;
-use pktlab_io::xdprecv::{bucket_range, CpuStats, LatencyHistogram, Stream, XdpRecv, XdpRecvConfig};
+use pktlab_io::xdprecv::{
+    bucket_range, CpuStats, LatencyHistogram, Stream, XdpRecv, XdpRecvConfig,
+};
 
 use crate::pool::{self, in_netns, NoCounters, PoolSpec, Sample, Watch, Worker};
 use crate::rates::{l1_bps, per_second};

@@ -106,6 +106,14 @@ fn places(s: &Value) -> Vec<(String, String, String, String, String, u64)> {
         .collect()
 }
 
+/// The exact-count tests run one at a time: a second lab forwarding beside
+/// them on two CPUs makes the tester drop frames of its own (outside the
+/// DUT, where the tracer of these tests does not look).
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn nft(ns: &str, rules: &str) {
     let path = std::env::temp_dir().join(format!("pktlab-drops-{}-{ns}.nft", std::process::id()));
     std::fs::write(&path, rules).unwrap();
@@ -132,6 +140,7 @@ fn send_through(lab: &Lab) -> u64 {
 /// port-9 datagrams are counted only with --all.
 #[test]
 fn nft_drops_are_attributed_in_full_and_other_frames_are_not_counted() {
+    let _serial = one_at_a_time();
     let lab = Lab::up();
     let dut = lab.ns("dut");
     nft(
@@ -181,6 +190,7 @@ fn nft_drops_are_attributed_in_full_and_other_frames_are_not_counted() {
 /// text's summary read.
 #[test]
 fn blackhole_and_unresolvable_next_hop_are_attributed_in_text() {
+    let _serial = one_at_a_time();
     let lab = Lab::up();
     let dut = lab.ns("dut");
     common::sh(&format!("ip -n {dut} route add blackhole 198.19.10.1/32"));
@@ -248,6 +258,7 @@ fn bad_input_is_one_line() {
 /// With -t and nothing dropped: interval lines, then a summary of 0.
 #[test]
 fn a_quiet_run_ends_by_itself_with_zero() {
+    let _serial = one_at_a_time();
     let lab = Lab::up();
     let r = common::pktlab(&[
         "drops",
@@ -280,6 +291,7 @@ fn a_quiet_run_ends_by_itself_with_zero() {
 /// loss; the JSON and the text both say so.
 #[test]
 fn recv_with_the_ranges_reports_the_streams_that_never_arrived() {
+    let _serial = one_at_a_time();
     let lab = Lab::up();
     let dut = lab.ns("dut");
     for d in ["198.19.10.1", "198.19.10.2"] {
@@ -373,6 +385,7 @@ fn lost_and_traced(lab: &Lab, settle: Duration) -> (u64, Value) {
 /// a NETFILTER_DROP at nft_do_chain.
 #[test]
 fn an_nft_policer_is_attributed_in_full() {
+    let _serial = one_at_a_time();
     let lab = Lab::up();
     nft(
         &lab.ns("dut"),
@@ -404,6 +417,7 @@ fn an_nft_policer_is_attributed_in_full() {
 /// queue: every lost frame is a qdisc drop on d1.
 #[test]
 fn an_egress_qdisc_drop_is_attributed_in_full() {
+    let _serial = one_at_a_time();
     let lab = Lab::up();
     common::sh(&format!(
         "ip netns exec {} tc qdisc add dev d1 root tbf rate 1mbit burst 1600 limit 3000",

@@ -297,7 +297,10 @@ mod tests {
             ]
         );
         // The receiver on another host: locked under that host's name.
-        let LabChoice::Interfaces { lab, state_probe, .. } = lab else {
+        let LabChoice::Interfaces {
+            lab, state_probe, ..
+        } = lab
+        else {
             unreachable!()
         };
         let remote = LabChoice::Interfaces {

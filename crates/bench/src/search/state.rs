@@ -348,11 +348,28 @@ impl Search {
 
     /// Generator-limited trials count as short, except at the maximum load:
     /// there the generator's best is all there is, and the result says so.
+    /// So do they at a load whose generator-limited trials already add up
+    /// to the longest duration sum of any goal: without that, a load the
+    /// generator cannot reach would stay undecided and be asked for again
+    /// until the trial limit.
     fn tolerance(&self, l: &Load) -> Option<f64> {
-        if same(l.load, self.config.max_load) {
+        let tol = self.config.generator_tolerance;
+        let limited: f64 = l
+            .trials
+            .iter()
+            .filter(|t| t.generator_limited(tol))
+            .map(|t| t.duration_s)
+            .sum();
+        let longest_sum = self
+            .config
+            .goals
+            .iter()
+            .map(|g| g.duration_sum)
+            .fold(0.0, f64::max);
+        if same(l.load, self.config.max_load) || limited >= longest_sum - 1e-9 {
             None
         } else {
-            Some(self.config.generator_tolerance)
+            Some(tol)
         }
     }
 
