@@ -303,6 +303,14 @@ impl Drop for Lab {
     }
 }
 
+/// One test at a time: the tests' hosts share names (hosta, hostc) and
+/// ports (g0), and a campaign locks each port under its host's name, so
+/// two of them at once would find each other's lock.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn mac(ns: &str, iface: &str) -> String {
     sh(&format!(
         "ip netns exec {ns} cat /sys/class/net/{iface}/address"
@@ -349,6 +357,7 @@ fn three_host_campaign(d0_mac: &str, iterations: usize, duration: &str) -> Strin
 
 #[test]
 fn generator_dut_and_receiver_on_three_hosts_count_exactly() {
+    let _serial = one_at_a_time();
     let lab = Lab::new(&["a", "b", "c"], &["a"]);
     let d0 = lab.cable("a", "b", "c");
     let file = lab.campaign("three.toml", &three_host_campaign(&d0, 1, "3s"));
@@ -438,6 +447,7 @@ fn generator_dut_and_receiver_on_three_hosts_count_exactly() {
 
 #[test]
 fn two_generators_on_two_hosts_add_up_and_every_stream_is_checked() {
+    let _serial = one_at_a_time();
     let lab = Lab::new(&["a", "b", "c", "d"], &["a", "d"]);
     let d0 = lab.cable("a", "b", "c");
     // D's port reaches the DUT on d2, which answers to d0's MAC too: the
@@ -528,6 +538,7 @@ fn fails_before_traffic(lab: &Lab, file: &Path, gen_ns: &str) -> String {
 
 #[test]
 fn wrong_host_key_refused_login_and_unknown_interface_stop_before_traffic() {
+    let _serial = one_at_a_time();
     let lab = Lab::new(&["a", "b", "c"], &["a", "c"]);
     let d0 = lab.cable("a", "b", "c");
     let a = lab.ns("a");
@@ -627,6 +638,7 @@ fn wrong_host_key_refused_login_and_unknown_interface_stop_before_traffic() {
 
 #[test]
 fn a_host_lost_in_run_2_of_3_fails_that_run_and_resume_completes() {
+    let _serial = one_at_a_time();
     let mut lab = Lab::new(&["a", "b", "c"], &["a"]);
     let d0 = lab.cable("a", "b", "c");
     let file = lab.campaign("three.toml", &three_host_campaign(&d0, 3, "3s"));
@@ -702,6 +714,7 @@ fn a_host_lost_in_run_2_of_3_fails_that_run_and_resume_completes() {
 
 #[test]
 fn ctrl_c_leaves_no_pktlab_on_any_host() {
+    let _serial = one_at_a_time();
     let lab = Lab::new(&["a", "b", "c"], &[]);
     let d0 = lab.cable("a", "b", "c");
     let file = lab.campaign("long.toml", &three_host_campaign(&d0, 1, "20s"));
