@@ -117,7 +117,37 @@ static __always_inline __u64 mix(__u64 h, __u64 w)
 	return ((h << 5 | h >> 59) ^ w) * 0x517cc1b727220a95ULL;
 }
 
-/* Frame `seq` of stream `s`: crates/engine/src/seq.rs's StreamState::observe. */
+/* The first frame of stream `s`: crates/engine/src/seq.rs's
+ * StreamState::first. Every bit of the window stands for a number below
+ * it: absent for the numbers from 0 counted as lost, present for the
+ * numbers "before 0", never counted, so a late frame only takes back a
+ * loss that was counted. A first number of 2^31 or more starts the
+ * stream there, nothing lost. */
+static __always_inline void first(struct stream *s, __u32 seq)
+{
+	s->received = 1;
+	s->next = seq + 1;
+	if ((__s32)seq < 0) {
+		s->win_lo = ~0ULL;
+		s->win_hi = ~0ULL;
+		return;
+	}
+	s->lost = seq;
+	__u32 n = seq + 1; /* the numbers from 0, this one included */
+	if (n >= WINDOW) {
+		s->win_lo = 1;
+		s->win_hi = 0;
+	} else if (n >= 64) {
+		s->win_lo = 1;
+		s->win_hi = ~0ULL << (n - 64);
+	} else {
+		s->win_lo = (~0ULL << n) | 1;
+		s->win_hi = ~0ULL;
+	}
+}
+
+/* Frame `seq` of stream `s` after its first: crates/engine/src/seq.rs's
+ * StreamState::observe. */
 static __always_inline void observe(struct stream *s, __u32 seq)
 {
 	s->received++;
@@ -239,9 +269,12 @@ int xdprecv(struct xdp_md *ctx)
 	struct stream *s = bpf_map_lookup_elem(&streams, &id);
 	if (s) {
 		bpf_spin_lock(&s->lock);
-		if (s->received == 0)
+		if (s->received == 0) {
 			s->key_hash = h | 1;
-		observe(s, seq);
+			first(s, seq);
+		} else {
+			observe(s, seq);
+		}
 		bpf_spin_unlock(&s->lock);
 	} else {
 		st->untracked++;

@@ -2,17 +2,7 @@
 
 mod common;
 
-use std::sync::{Mutex, MutexGuard};
-
-use common::{pktlab, Lab};
-
-/// One bench at a time in this file. Each lab's DUT forwards on the CPU
-/// plan's DUT CPUs, whose backlogs every namespace shares: a full-speed
-/// run in one lab would drop the frames of a lossless run in another.
-fn one_at_a_time() -> MutexGuard<'static, ()> {
-    static BENCH: Mutex<()> = Mutex::new(());
-    BENCH.lock().unwrap_or_else(|e| e.into_inner())
-}
+use common::{one_at_a_time, pktlab, Lab};
 
 fn results_dir(tag: &str) -> tempfile::TempDir {
     tempfile::Builder::new()

@@ -8,7 +8,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
-use common::{ok_in, u, Lab, Receiver};
+use common::{ok_in, one_at_a_time, u, Lab, Receiver};
 use serde_json::Value;
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -104,14 +104,6 @@ fn places(s: &Value) -> Vec<(String, String, String, String, String, u64)> {
             )
         })
         .collect()
-}
-
-/// The exact-count tests run one at a time: a second lab forwarding beside
-/// them on two CPUs makes the tester drop frames of its own (outside the
-/// DUT, where the tracer of these tests does not look).
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn nft(ns: &str, rules: &str) {

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use common::{sh, PKTLAB};
+use common::{one_at_a_time, sh, PKTLAB};
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 const TAG: &str = "ssl";
@@ -303,14 +303,6 @@ impl Drop for Lab {
     }
 }
 
-/// One test at a time: the tests' hosts share names (hosta, hostc) and
-/// ports (g0), and a campaign locks each port under its host's name, so
-/// two of them at once would find each other's lock.
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn mac(ns: &str, iface: &str) -> String {
     sh(&format!(
         "ip netns exec {ns} cat /sys/class/net/{iface}/address"
@@ -357,6 +349,8 @@ fn three_host_campaign(d0_mac: &str, iterations: usize, duration: &str) -> Strin
 
 #[test]
 fn generator_dut_and_receiver_on_three_hosts_count_exactly() {
+    // The tests' hosts share names (hosta, hostc) and ports (g0), which a
+    // campaign locks under its host's name: one test at a time.
     let _serial = one_at_a_time();
     let lab = Lab::new(&["a", "b", "c"], &["a"]);
     let d0 = lab.cable("a", "b", "c");

@@ -11,10 +11,14 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{counts, ok_in, pktlab_in, summary, u, Lab, Receiver, VethNs};
+use common::{counts, ok_in, one_at_a_time, pktlab_in, summary, u, Lab, Receiver, VethNs};
 use serde_json::Value;
 
 const WAIT: Duration = Duration::from_secs(90);
+
+// Every test that counts exactly runs alone (common::one_at_a_time): the
+// million frames at full speed beside the built-in lab's DUT made it drop
+// 938 of 10000 frames on a 2-core CI machine.
 
 /// Receivers that stop 2 s after the last frame.
 const IDLE: [&str; 4] = ["-W", "2", "-t", "80"];
@@ -51,6 +55,7 @@ fn gen(v: &VethNs, extra: &[&str]) {
 
 #[test]
 fn same_counts_as_afpacket_on_the_same_traffic() {
+    let _serial = one_at_a_time();
     let v = VethNs::new();
     let (x, a) = xdp_and_afpacket(&v, &["--interval", "500ms"]);
     gen(&v, &["-n", "40000", "-R", "50kpps"]);
@@ -98,6 +103,7 @@ fn same_counts_as_afpacket_on_the_same_traffic() {
 /// a million frames in 2000 streams, every one counted and in order.
 #[test]
 fn a_million_frames_from_the_xdp_generator_exactly() {
+    let _serial = one_at_a_time();
     let v = VethNs::new();
     let mut args = vec!["-i", "vb", "--io", "xdp"];
     args.extend_from_slice(&IDLE);
@@ -123,6 +129,7 @@ fn a_million_frames_from_the_xdp_generator_exactly() {
 /// on r0 find exactly 2000 lost and 2000 duplicates.
 #[test]
 fn loss_and_duplicates_made_in_the_dut_same_as_afpacket() {
+    let _serial = one_at_a_time();
     let lab = Lab::up();
     let dut = lab.ns("dut");
     let rules = "table ip pktlabxdp {\n\
@@ -156,6 +163,7 @@ fn loss_and_duplicates_made_in_the_dut_same_as_afpacket() {
 
 #[test]
 fn ipv6_imix_and_vlan_same_as_afpacket() {
+    let _serial = one_at_a_time();
     let v = VethNs::new();
     let (x, a) = xdp_and_afpacket(&v, &[]);
     gen(
@@ -231,8 +239,8 @@ fn replay(ns: &str, frames: &[&[u8]], cpu: Option<usize>) {
 /// the limit and three foreign ones: the XDP receiver finds exactly the
 /// damage AF_PACKET finds, and the values counted by hand.
 #[test]
-#[ignore = "seq.rs counts a number before its stream's start as a duplicate since issue 16; crates/io/bpf/xdprecv.c does not follow that rule yet (2000 against 2001)"]
 fn planted_loss_reorder_duplicates_and_hostile_frames() {
+    let _serial = one_at_a_time();
     let v = VethNs::new();
     let frames = pcap_frames(&v, 6000);
     let mut bad_magic = frames[7].clone();
@@ -269,16 +277,18 @@ fn planted_loss_reorder_duplicates_and_hostile_frames() {
     assert_eq!(counts(&xs), (6003, 2000, 2, 1, 1, 3));
     assert_eq!(u(&xs, "untracked"), 1);
     assert_eq!(u(&xs, "streams"), 2000);
-    // AF_PACKET has no limit: the frame beyond is a stream (and a flow
-    // it already knows) with its own numbers there, and untracked here.
+    // AF_PACKET tracks stream ids below 2^20 (crates/engine/src/seq.rs's
+    // MAX_STREAMS): 0xff0009 is untracked there too.
     assert_eq!(counts(&as_), (6003, 2000, 2, 1, 1, 3));
-    assert_eq!(u(&as_, "streams"), 2001);
+    assert_eq!(u(&as_, "streams"), 2000);
+    assert_eq!(u(&as_, "untracked"), 1);
 }
 
 /// Streams beyond --streams are counted as untracked, never checked; the
 /// memory line and the human text say so.
 #[test]
 fn streams_beyond_the_limit_are_untracked_in_text_too() {
+    let _serial = one_at_a_time();
     let v = VethNs::new();
     let mut child = Command::new("ip")
         .args(["netns", "exec", &v.ns, common::PKTLAB, "recv", "-i", "vb"])
@@ -332,6 +342,7 @@ fn streams_beyond_the_limit_are_untracked_in_text_too() {
 /// duplicates nothing.
 #[test]
 fn one_stream_on_two_cpus_at_once() {
+    let _serial = one_at_a_time();
     let cpus = pktlab_engine::affinity::allowed_cpus();
     assert!(
         cpus.len() >= 2,

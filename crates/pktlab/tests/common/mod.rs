@@ -18,6 +18,15 @@ pub const PKTLAB: &str = env!("CARGO_BIN_EXE_pktlab");
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
+/// Holds the tests of one test binary that must not run beside each other:
+/// every lab's DUT forwards on the same CPUs, whose backlogs all namespaces
+/// share, so a full-speed run in one test drops the frames of an exact
+/// count in another. The guard of a test that panicked still works.
+pub fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The outcome of one pktlab command.
 #[derive(Debug)]
 pub struct Run {
