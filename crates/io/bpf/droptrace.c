@@ -193,22 +193,25 @@ int drop_count(__u64 *ctx)
 		key.ifindex = BPF_CORE_READ(skb, skb_iif);
 		key.netns = BPF_CORE_READ(skb, sk, __sk_common.skc_net.net, ns.inum);
 	}
+	/* The counters are per CPU, but a drop in a softirq can interrupt
+	 * this program on the same CPU between a read and a write of the
+	 * same counter: the additions are atomic so that neither is lost. */
 	n = bpf_map_lookup_elem(&drops, &key);
 	if (n) {
-		*n += 1;
+		__sync_fetch_and_add(n, 1);
 		return 0;
 	}
 	if (bpf_map_update_elem(&drops, &key, &one, BPF_NOEXIST)) {
 		/* Another frame of this CPU made it meanwhile, or the map is full. */
 		n = bpf_map_lookup_elem(&drops, &key);
 		if (n) {
-			*n += 1;
+			__sync_fetch_and_add(n, 1);
 		} else {
 			__u32 zero = 0;
 			__u64 *o = bpf_map_lookup_elem(&overflow, &zero);
 
 			if (o)
-				*o += 1;
+				__sync_fetch_and_add(o, 1);
 		}
 	}
 	return 0;
