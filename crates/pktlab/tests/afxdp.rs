@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{ok_in, summary, u, Lab, Receiver, VethNs};
+use common::{ok_in, one_at_a_time, summary, u, Lab, Receiver, VethNs};
 use serde_json::Value;
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -16,6 +16,7 @@ fn backend(v: &Value) -> &str {
 
 #[test]
 fn afxdp_to_afxdp_on_two_queues_is_exact() {
+    let _serial = one_at_a_time();
     let v = VethNs::with_queues(2);
     let rx = Receiver::start(
         &v.ns,
@@ -78,6 +79,7 @@ fn afxdp_to_afxdp_on_two_queues_is_exact() {
 
 #[test]
 fn auto_picks_afxdp_where_it_fits_and_afpacket_otherwise() {
+    let _serial = one_at_a_time();
     let v = VethNs::new();
     // One thread on a one-queue veth: AF_XDP.
     let out = ok_in(
@@ -127,6 +129,7 @@ fn auto_picks_afxdp_where_it_fits_and_afpacket_otherwise() {
 
 #[test]
 fn afxdp_receiver_needs_a_thread_per_queue() {
+    let _serial = one_at_a_time();
     let v = VethNs::with_queues(2);
     let r = common::pktlab_in(&v.ns, &["recv", "-i", "vb", "--io", "afxdp", "-n", "1"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
@@ -142,6 +145,7 @@ fn xdp_attached(v: &VethNs, iface: &str) -> bool {
 
 #[test]
 fn the_xdp_program_is_gone_after_exit_and_after_ctrl_c() {
+    let _serial = one_at_a_time();
     let v = VethNs::new();
     // A normal exit (count reached).
     let rx = Receiver::start(
@@ -191,6 +195,7 @@ fn the_xdp_program_is_gone_after_exit_and_after_ctrl_c() {
 /// the kernel and reported as ring drops, not lost silently.
 #[test]
 fn afxdp_receiver_on_the_lab_is_native_and_counts_jumbo_drops() {
+    let _serial = one_at_a_time();
     let lab = Lab::up();
     let rx = Receiver::start(
         &lab.ns("rcv"),

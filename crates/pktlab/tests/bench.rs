@@ -330,33 +330,45 @@ fn full_speed_on_the_isolated_lab_loses_frames_at_the_dut_backlog() {
         .as_u64()
         .unwrap();
     assert_eq!(drops, cpu1, "the DUT CPUs' drops are CPU 1's");
-    // This lab's own drop count: veth counts a frame its receiver's
-    // backlog refused in d0's rx_dropped. The receiver side drops nothing
-    // (r0 and the receiver's ring keep up with what one DUT CPU forwards).
+    // This lab's own drop counts: veth counts a frame its receiver's
+    // backlog refused in that receiver's rx_dropped (d0: the DUT's way in;
+    // r0: the receiver's). The receiver's side usually keeps up with what
+    // one DUT CPU forwards, but on a busy machine it drops some too (116
+    // in one full-suite run), so it is counted apart, never as the DUT's.
     let d0_dropped = counter(&res, "d0", "rx_dropped");
-    assert_eq!(counter(&res, "r0", "rx_dropped"), 0);
-    assert_eq!(res["rx"]["ring_drops"], 0);
-    // Every lost frame was dropped by the DUT on the way in, and nothing
-    // that arrived was dropped by it.
-    assert_eq!(lost, d0_dropped, "lost frames are d0's drops");
-    // The host-wide softnet counter saw those drops on the DUT's CPU. It
-    // also counts any other namespace's drops on that CPU (none while this
-    // test runs alone), so it is at least the lost count, and at most that
-    // plus 1% for whatever else this host did meanwhile.
-    assert!(drops >= lost, "DUT backlog drops {drops} < lost {lost}");
+    let r0_dropped = counter(&res, "r0", "rx_dropped");
+    let ring_drops = res["rx"]["ring_drops"].as_u64().unwrap();
+    // Every lost frame was dropped at one of those places, and nothing
+    // that arrived was dropped anywhere else.
+    assert_eq!(
+        lost,
+        d0_dropped + r0_dropped + ring_drops,
+        "lost frames are d0's, r0's and the ring's drops"
+    );
+    // The host-wide softnet counter saw d0's drops on the DUT's CPU (and
+    // r0's when the same CPU queued them). It also counts any other
+    // namespace's drops on that CPU (none while this test runs alone), so
+    // it is at least d0's count, and at most the lost count plus 1% for
+    // whatever else this host did meanwhile.
+    assert!(
+        drops >= d0_dropped,
+        "DUT backlog drops {drops} < d0's {d0_dropped}"
+    );
     assert!(
         drops <= lost + lost / 100,
         "DUT backlog drops {drops} far above lost {lost}"
     );
-    if lost > 0 {
-        // Overloaded: the generator offered more than the DUT forwarded,
-        // and the run line says where the loss happened.
+    if d0_dropped > 0 {
+        // Overloaded: the generator offered more than the DUT forwarded.
         let offered = res["offered_pps"].as_f64().unwrap();
         let forwarded = res["forwarded_pps"].as_f64().unwrap();
         assert!(
             offered > forwarded,
             "offered {offered} forwarded {forwarded}"
         );
+    }
+    // The run line says where the loss happened.
+    if drops > 0 {
         assert!(
             r.stdout.contains(&format!(", DUT backlog drops {drops}\n")),
             "{}",

@@ -5,12 +5,13 @@ mod common;
 
 use std::time::Duration;
 
-use common::{counts, ok_in, summary, u, Lab, Receiver, VethNs};
+use common::{counts, ok_in, one_at_a_time, summary, u, Lab, Receiver, VethNs};
 
 const WAIT: Duration = Duration::from_secs(60);
 
 #[test]
 fn gen_to_recv_is_exact_at_a_modest_rate() {
+    let _serial = one_at_a_time();
     let v = VethNs::new();
     let rx = Receiver::start(&v.ns, &["-i", "vb", "-n", "20000", "-t", "50"]);
     let out = ok_in(
@@ -63,6 +64,7 @@ fn gen_to_recv_is_exact_at_a_modest_rate() {
 
 #[test]
 fn ipv6_imix_and_threads_are_exact() {
+    let _serial = one_at_a_time();
     let v = VethNs::new();
     // IPv6 lab ranges, IMIX starting at the smallest IPv6 frame (84 with
     // the 594/1518 of Simple IMIX), 2 TX and 2 RX threads.
@@ -101,6 +103,7 @@ fn ipv6_imix_and_threads_are_exact() {
 
 #[test]
 fn seed_000_command_through_the_lab_gives_2000_flows() {
+    let _serial = one_at_a_time();
     let lab = Lab::up();
     let rx = Receiver::start(&lab.ns("rcv"), &["-i", "r0", "-n", "10000", "-t", "50"]);
     // BSDRP's pkt-gen command, translated: the DUT's MAC comes from the
@@ -134,6 +137,7 @@ fn seed_000_command_through_the_lab_gives_2000_flows() {
 /// the receiver must find exactly that many lost and duplicate frames.
 #[test]
 fn loss_and_duplicates_in_the_dut_are_found_per_stream() {
+    let _serial = one_at_a_time();
     let lab = Lab::up();
     let dut = lab.ns("dut");
     // The sequence number is at UDP payload offset 5: bit 64 + 40 of the
@@ -162,6 +166,7 @@ fn loss_and_duplicates_in_the_dut_are_found_per_stream() {
 
 #[test]
 fn interrupt_prints_the_summary_so_far() {
+    let _serial = one_at_a_time();
     let v = VethNs::new();
     let mut child = std::process::Command::new("ip")
         .args([
@@ -203,6 +208,7 @@ fn interrupt_prints_the_summary_so_far() {
 /// veth: the receiver must report exactly that damage.
 #[test]
 fn replayed_damage_is_found_exactly() {
+    let _serial = one_at_a_time();
     use pcap_file::pcap::PcapReader;
     use pktlab_io::afpacket::{AfPacketTx, TxRingConfig};
     use pktlab_io::port::TxPort;

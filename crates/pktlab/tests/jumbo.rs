@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{ok_in, summary, u, Receiver, VethNs, PKTLAB};
+use common::{ok_in, one_at_a_time, summary, u, Receiver, VethNs, PKTLAB};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -65,6 +65,7 @@ fn auto_receives_every_jumbo_frame() {
 
 #[test]
 fn auto_keeps_af_xdp_at_mtu_1500() {
+    let _serial = one_at_a_time();
     let v = VethNs::new();
     let rx = Receiver::start(&v.ns, &["-i", "vb", "-n", "100", "-t", "50"]);
     let backend = rx.ready["backend"].as_str().unwrap().to_string();

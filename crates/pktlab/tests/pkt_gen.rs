@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{sh, Lab, VethNs, PKTLAB};
+use common::{one_at_a_time, sh, Lab, VethNs, PKTLAB};
 use regex::Regex;
 
 /// `D()`: "%03d.%06d %s [%d] " then the message.
@@ -379,6 +379,7 @@ fn rate_is_per_thread_and_a_b_t_shape_the_lines() {
 
 #[test]
 fn tx_into_rx_counts_exactly_100000() {
+    let _serial = one_at_a_time();
     let v = VethNs::new();
     let link = Link::new();
     let mut rx = Background::start(
@@ -474,6 +475,7 @@ fn tx_into_rx_counts_exactly_100000() {
 
 #[test]
 fn ctrl_c_prints_the_summary() {
+    let _serial = one_at_a_time();
     let v = VethNs::new();
     let link = Link::new();
     let mut rx = Background::start(&link.path(), &v.ns, &["-f", "rx", "-i", "vb", "-w", "0"]);
@@ -502,6 +504,7 @@ fn ctrl_c_prints_the_summary() {
 
 #[test]
 fn pkill_stops_a_running_link_and_leaves_the_namespace_clean() {
+    let _serial = one_at_a_time();
     let v = VethNs::new();
     let link = Link::new();
     let mut rx = Background::start(&link.path(), &v.ns, &["-f", "rx", "-i", "vb", "-w", "0"]);
@@ -540,6 +543,7 @@ fn pkill_stops_a_running_link_and_leaves_the_namespace_clean() {
 
 #[test]
 fn bsdrp_pipeline_over_our_log_equals_pktgen_log() {
+    let _serial = one_at_a_time();
     let lab = Lab::up();
     let link = Link::new();
     let dir = tempfile::tempdir().unwrap();
@@ -692,6 +696,7 @@ fn bsdrp_pipeline_over_our_log_equals_pktgen_log() {
 /// own payload text are written to va by a raw socket.
 #[test]
 fn rx_counts_frames_without_a_test_payload() {
+    let _serial = one_at_a_time();
     let v = VethNs::new();
     let link = Link::new();
     let mut rx = Background::start(

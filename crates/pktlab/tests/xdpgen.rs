@@ -7,7 +7,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{counts, ok_in, pktlab_in, sh, summary, u, Lab, Receiver, VethNs};
+use common::{counts, ok_in, one_at_a_time, pktlab_in, sh, summary, u, Lab, Receiver, VethNs};
 use serde_json::Value;
 
 const WAIT: Duration = Duration::from_secs(120);
@@ -56,6 +56,7 @@ fn assert_unloaded(progs: &[String], links: &[String]) {
 /// count every frame at most once and lose at most 1 %.
 #[test]
 fn one_million_frames_at_200kpps_arrive_at_most_once() {
+    let _serial = one_at_a_time();
     let v = ready(1);
     let rx = Receiver::start(
         &v.ns,
@@ -126,6 +127,7 @@ fn one_million_frames_at_200kpps_arrive_at_most_once() {
 
 #[test]
 fn ipv6_imix_on_two_threads_is_exact() {
+    let _serial = one_at_a_time();
     let v = ready(2);
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     assert!(
@@ -178,6 +180,7 @@ fn ipv6_imix_on_two_threads_is_exact() {
 /// 7:4:1 exactly, and the frames parse as IPv4 UDP in a VLAN.
 #[test]
 fn imix_with_a_vlan_tag_is_exact_at_the_receiver() {
+    let _serial = one_at_a_time();
     use pcap_file::pcap::PcapReader;
     let v = ready(1);
     let file = std::env::temp_dir().join(format!("pktlab-xdpgen-{}.pcap", std::process::id()));
@@ -261,6 +264,7 @@ fn imix_with_a_vlan_tag_is_exact_at_the_receiver() {
 
 #[test]
 fn through_the_lab_every_frame_is_forwarded() {
+    let _serial = one_at_a_time();
     let lab = Lab::up();
     // The generator's veth peer is the DUT's d0: it needs GRO (or an XDP
     // program) to take redirected frames.
@@ -286,6 +290,7 @@ fn through_the_lab_every_frame_is_forwarded() {
 
 #[test]
 fn a_lab_dut_without_gro_is_refused_with_the_command_that_fixes_it() {
+    let _serial = one_at_a_time();
     let lab = Lab::up();
     let dut = lab.ns("dut");
     sh(&format!("ip netns exec {dut} ethtool -K d0 gro off"));
@@ -311,6 +316,7 @@ fn a_lab_dut_without_gro_is_refused_with_the_command_that_fixes_it() {
 
 #[test]
 fn settings_that_cannot_deliver_are_usage_errors() {
+    let _serial = one_at_a_time();
     let v = ready(1);
     let mac = v.mac("vb");
     let cases: [(&[&str], &str); 4] = [
@@ -359,6 +365,7 @@ fn settings_that_cannot_deliver_are_usage_errors() {
 
 #[test]
 fn auto_never_picks_xdp() {
+    let _serial = one_at_a_time();
     let v = ready(1);
     let rx = Receiver::start(
         &v.ns,
@@ -420,6 +427,7 @@ fn held_by(pid: u32) -> (Vec<String>, Vec<String>) {
 /// and after Ctrl-C.
 #[test]
 fn nothing_is_left_after_exit_and_after_ctrl_c() {
+    let _serial = one_at_a_time();
     let v = ready(1);
     let mac = v.mac("vb");
     for ctrl_c in [false, true] {
