@@ -113,14 +113,20 @@ fn an_nft_drop_in_the_dut_is_attributed_in_the_line_and_the_record() {
         assert!(r.stdout.contains(&format!("{want}\n")), "{}", r.stdout);
     }
 
-    // The tracer off: counters only, and nft's drops are in no counter.
+    // The tracer off by the campaign file: counters only, and nft's drops
+    // are in no counter.
+    let text = std::fs::read_to_string(&file).unwrap();
+    let file_off = dir.path().join("drops-off.toml");
+    std::fs::write(
+        &file_off,
+        text.replace("[run]\n", "[run]\ndrop_trace = \"off\"\n"),
+    )
+    .unwrap();
     let out_off = dir.path().join("off");
     let r = pktlab(&[
         "bench",
         "-f",
-        file.to_str().unwrap(),
-        "--drop-trace",
-        "off",
+        file_off.to_str().unwrap(),
         "-o",
         out_off.to_str().unwrap(),
     ]);

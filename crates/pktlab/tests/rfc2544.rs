@@ -221,6 +221,34 @@ fn the_search_finds_the_policer_rate() {
     // The first trial is at the maximum load, which the policer cuts to about `allowed`.
     assert_eq!(f(&trials[0]["intended_pps"]), 10_000.0);
     assert!(f(&trials[0]["rx"]) <= allowed * 1.05, "{}", trials[0]);
+    // Where each trial's loss went: the drop tracer ran (auto), and the
+    // policer's drops are nft's in the DUT.
+    let (mut lost, mut at_nft) = (0, 0);
+    for l in &trials {
+        let d = &l["drops"];
+        assert_eq!(d["traced"], true, "{l}");
+        let parts = d["dut"].as_u64().unwrap()
+            + d["tester"].as_u64().unwrap()
+            + d["unexplained"].as_u64().unwrap();
+        assert_eq!(parts, d["lost"].as_u64().unwrap(), "{l}");
+        lost += d["lost"].as_u64().unwrap();
+        at_nft += d["places"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| {
+                p["side"] == "dut"
+                    && p["reason"] == "NETFILTER_DROP"
+                    && p["location"] == "nft_do_chain"
+            })
+            .map(|p| p["frames"].as_u64().unwrap())
+            .sum::<u64>();
+    }
+    assert!(lost > 10_000, "{lost}");
+    common::assert_traced(at_nft, lost, &trial_text);
+    // The campaign file names the campaign (and so the results folder).
+    let saved = std::fs::read_to_string(out.join("campaign.toml")).unwrap();
+    assert!(saved.lines().any(|l| l == "name = \"pol\""), "{saved}");
 }
 
 #[test]
@@ -384,7 +412,7 @@ fn latency_and_back_to_back_on_two_policers() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(
         r.stdout
-            .starts_with("rfc2544 throughput, latency, back-to-back: rfc2544 on built-in lab"),
+            .starts_with("rfc2544 throughput, latency, back-to-back: pols on built-in lab"),
         "{}",
         r.stdout
     );
@@ -570,6 +598,8 @@ fn a_generator_below_the_maximum_load_is_no_dut_throughput() {
         "5",
         "--goal",
         "0",
+        "--drop-trace",
+        "off",
     ]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let report: Value =
@@ -591,6 +621,8 @@ fn a_generator_below_the_maximum_load_is_no_dut_throughput() {
         .any(|l| l["generator_limited"] == true && l["lost"] == 0));
     for l in &trials {
         assert!(f(&l["offered_pps"]) < 2_000_000.0, "{l}");
+        // --drop-trace off: the loss is split from counters only.
+        assert_eq!(l["drops"]["traced"], false, "{l}");
     }
     let grouped = |v: f64| {
         let v = v.round() as u64;

@@ -19,6 +19,7 @@
 //! order = "interleaved"      # or "sequential", or "random" (with seed)
 //! io = "afpacket"            # or "afxdp", "xdp", "auto"
 //! on_error = "stop"          # or "skip": when a run fails
+//! drop_trace = "auto"         # or "on", "off": where the lost frames went
 //!
 //! # kind = "interfaces" on other hosts (over ssh; local when absent):
 //! # gen_host = "root@gen1"  gen_iface = "eth1"
@@ -158,6 +159,10 @@ pub struct RunSection {
     /// next run (a later `--resume` tries the failed ones again).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub on_error: Option<String>,
+    /// The drop tracer during every run: `auto` (default: where BPF is
+    /// allowed), `on` or `off` (counters only); `--drop-trace` overrides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drop_trace: Option<String>,
 }
 
 /// One `[[traffic]]`.
@@ -240,6 +245,7 @@ iterations = 3
 order = "random"
 seed = 7
 on_error = "skip"
+drop_trace = "off"
 [[traffic]]
 name = "inet4"
 sizes = [64, 1518]
@@ -257,6 +263,7 @@ revert = ["c"]
         assert_eq!(f.run.iterations, Some(3));
         assert_eq!(f.run.seed, Some(7));
         assert_eq!(f.run.on_error.as_deref(), Some("skip"));
+        assert_eq!(f.run.drop_trace.as_deref(), Some("off"));
         assert_eq!(f.traffic[0].sizes, Some(vec![64, 1518]));
         assert_eq!(f.config[1].apply, ["a", "b"]);
         // What it writes, it reads back the same.

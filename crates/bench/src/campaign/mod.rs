@@ -175,6 +175,9 @@ pub struct RunSettings {
     /// Not in summary.json, whose bytes stay those of older folders.
     #[serde(skip)]
     pub on_error: OnError,
+    /// The drop tracer (`[run] drop_trace`); not in summary.json either.
+    #[serde(skip)]
+    pub drop_trace: crate::drops::DropTrace,
 }
 
 /// A checked campaign, ready to run.
@@ -320,6 +323,8 @@ impl Campaign {
         }
         let order = Order::parse(r.order.as_deref().unwrap_or("interleaved"), r.seed)?;
         let on_error = OnError::parse(r.on_error.as_deref().unwrap_or("stop"))?;
+        let drop_trace: crate::drops::DropTrace =
+            r.drop_trace.as_deref().unwrap_or("auto").parse()?;
         let samples = |d: Duration| (d.as_secs_f64() / interval.as_secs_f64()).round() as usize;
         Ok(Campaign {
             name,
@@ -339,6 +344,7 @@ impl Campaign {
                 },
                 order,
                 on_error,
+                drop_trace,
             },
         })
     }
@@ -672,6 +678,14 @@ mod tests {
         assert_eq!(c.run.trial.duration, Duration::from_secs(10));
         assert_eq!((c.run.trial.trim_head, c.run.trial.trim_tail), (1, 1));
         assert_eq!(c.run.order, Order::Interleaved);
+        assert_eq!(c.run.drop_trace, crate::drops::DropTrace::Auto);
+        assert_eq!(
+            parse("[run]\ndrop_trace = \"off\"\n")
+                .unwrap()
+                .run
+                .drop_trace,
+            crate::drops::DropTrace::Off
+        );
         // The built-in lab's tester is its fastest generator, on the CPU
         // plan's tester CPUs.
         assert_eq!(c.run.io, BenchIo::Xdp);
@@ -860,6 +874,10 @@ mod tests {
                 "invalid duration '1.5s'",
             ),
             ("[run]\norder = \"zigzag\"\n", "invalid order 'zigzag'"),
+            (
+                "[run]\ndrop_trace = \"maybe\"\n",
+                "invalid drop trace 'maybe': use auto, on or off",
+            ),
             ("[[traffic]]\nname = \"x\"\nsize = \"63\"\n", ""),
             ("[[traffic]]\nname = \"x\"\nrate = \"50%\"\n", ""),
         ] {

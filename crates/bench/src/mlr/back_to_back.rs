@@ -303,6 +303,7 @@ mod tests {
             repetition: Some(rep),
             load_fraction: None,
             latency_ns: None,
+            drops: None,
         }
     }
 

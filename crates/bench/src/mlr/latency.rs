@@ -266,6 +266,7 @@ mod tests {
             repetition: Some(rep),
             load_fraction: Some(fraction),
             latency_ns: None,
+            drops: None,
         }
     }
 

@@ -192,6 +192,7 @@ fn line_of(
         repetition: None,
         load_fraction: None,
         latency_ns: None,
+        drops: Some(t.drops.clone()),
     }
 }
 

@@ -72,6 +72,10 @@ pub struct TrialLine {
     /// `latency-histograms.jsonl`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_ns: Option<pktlab_engine::rx::Latency>,
+    /// Where the trial's lost frames went (`crate::drops`, as in a bench
+    /// run's result line); None in lines written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drops: Option<crate::drops::Drops>,
 }
 
 impl TrialLine {

@@ -110,9 +110,10 @@ pub struct Args {
     #[arg(long = "io", value_name = "IO")]
     pub io: Option<String>,
     /// The drop tracer (where the lost frames went): auto (where BPF is
-    /// allowed, else counters only), on, off
-    #[arg(long = "drop-trace", value_name = "MODE", default_value = "auto")]
-    pub drop_trace: String,
+    /// allowed, else counters only), on, off [default: the campaign's
+    /// [run] drop_trace, else auto]
+    #[arg(long = "drop-trace", value_name = "MODE")]
+    pub drop_trace: Option<String>,
     /// The built-in lab's namespace prefix [default: pktlab]
     #[arg(long = "prefix", value_name = "P")]
     pub prefix: Option<String>,
@@ -129,11 +130,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let drop_trace: pktlab_bench::drops::DropTrace = args.drop_trace.parse()?;
+    let drop_trace = drop_trace_flag(&args)?;
     let (file, saved_text) = campaign_file(&args)?;
     let cpus = pktlab_lab::cpuload::cpu_count()?;
     let campaign = Campaign::from_file(&file, cpus)?;
-    pktlab_bench::drops::set_mode(drop_trace);
+    pktlab_bench::drops::set_mode(drop_trace.unwrap_or(campaign.run.drop_trace));
     let dir_path = match (&args.resume, &args.output_dir) {
         (Some(d), _) => d.clone(),
         (None, Some(d)) => d.clone(),
@@ -454,6 +455,16 @@ pub(crate) fn resolve_ssh_config(file: &mut CampaignFile, campaign: &Path) -> an
     let abs = abs.display().to_string();
     file.lab.ssh_config = Some(abs.clone());
     Ok(abs != cfg)
+}
+
+/// `--drop-trace`, checked before anything runs (None: the campaign's).
+pub(crate) fn drop_trace_flag(
+    args: &Args,
+) -> anyhow::Result<Option<pktlab_bench::drops::DropTrace>> {
+    Ok(match &args.drop_trace {
+        Some(text) => Some(text.parse()?),
+        None => None,
+    })
 }
 
 /// The campaign to run, and the text to save as `campaign.toml` (none on

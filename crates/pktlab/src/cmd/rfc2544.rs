@@ -328,15 +328,18 @@ fn check_flags(args: &Args) -> anyhow::Result<()> {
 
 pub fn run(mut args: Args) -> anyhow::Result<()> {
     check_flags(&args)?;
+    let drop_trace = bench::drop_trace_flag(&args.bench)?;
     if args.bench.resume.is_none() {
         args.bench.iterations = Some(args.repeat.unwrap_or(1));
-        if args.bench.name.is_none() {
+        // A campaign file names itself; flags alone make an "rfc2544".
+        if args.bench.name.is_none() && args.bench.campaign.is_none() {
             args.bench.name = Some("rfc2544".into());
         }
     }
     let (file, saved_text) = bench::campaign_file(&args.bench)?;
     let cpus = pktlab_lab::cpuload::cpu_count()?;
     let campaign = Campaign::from_file(&file, cpus)?;
+    pktlab_bench::drops::set_mode(drop_trace.unwrap_or(campaign.run.drop_trace));
     let settings = match &args.bench.resume {
         Some(d) => load_settings(d)?,
         None => settings_from_flags(&args, campaign.link_bps)?,
