@@ -624,6 +624,12 @@ fn a_generator_below_the_maximum_load_is_no_dut_throughput() {
         // --drop-trace off: the loss is split from counters only.
         assert_eq!(l["drops"]["traced"], false, "{l}");
     }
+    // Saved with the campaign, for --resume.
+    let saved = std::fs::read_to_string(out.join("campaign.toml")).unwrap();
+    assert!(
+        saved.lines().any(|l| l == "drop_trace = \"off\""),
+        "{saved}"
+    );
     let grouped = |v: f64| {
         let v = v.round() as u64;
         let (a, b) = (v / 1000, v % 1000);

@@ -19,7 +19,7 @@
 //! order = "interleaved"      # or "sequential", or "random" (with seed)
 //! io = "afpacket"            # or "afxdp", "xdp", "auto"
 //! on_error = "stop"          # or "skip": when a run fails
-//! drop_trace = "auto"         # or "on", "off": where the lost frames went
+//! drop_trace = "auto"        # or "on", "off": where the lost frames went
 //!
 //! # kind = "interfaces" on other hosts (over ssh; local when absent):
 //! # gen_host = "root@gen1"  gen_iface = "eth1"

@@ -545,6 +545,8 @@ pub(crate) fn campaign_file(args: &Args) -> anyhow::Result<(CampaignFile, Option
     set("--prefix", &args.prefix, &mut file.lab.prefix);
     set("--dut-cpus", &args.dut_cpus, &mut file.lab.dut_cpus);
     set("--io", &args.io, &mut file.run.io);
+    // Saved with the campaign, so that --resume traces as the run began.
+    set("--drop-trace", &args.drop_trace, &mut file.run.drop_trace);
     if let Some(n) = args.iterations {
         file.run.iterations = Some(n);
         overridden.push(format!("-N {n}"));
