@@ -9,7 +9,6 @@ use std::path::Path;
 use hdrhistogram::Histogram;
 
 use super::record::TrialLine;
-use crate::atomic::write_atomic;
 use crate::BenchError;
 
 /// The histograms' file in the results folder.
@@ -63,36 +62,12 @@ pub fn load(fraction: f64, pdr_pps: f64, min_pps: f64) -> f64 {
 
 /// Every histogram line of the folder (none when the file does not exist).
 pub fn read(dir: &Path) -> Result<Vec<HistogramLine>, BenchError> {
-    let path = dir.join(HISTOGRAMS_FILE);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(BenchError::file(&path, e)),
-    };
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| BenchError::Results {
-                path: path.clone(),
-                why: format!("line {}: {e}", i + 1),
-            })
-        })
-        .collect()
+    super::record::read_lines(dir, HISTOGRAMS_FILE)
 }
 
 /// Appends `line` by rewriting the whole file atomically.
 pub fn append(dir: &Path, line: &HistogramLine) -> Result<(), BenchError> {
-    let path = dir.join(HISTOGRAMS_FILE);
-    let mut text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(BenchError::file(&path, e)),
-    };
-    let json = serde_json::to_string(line).map_err(|e| BenchError::Trial(e.to_string()))?;
-    text.push_str(&json);
-    text.push('\n');
-    write_atomic(&path, text.as_bytes())
+    super::record::append_line(dir, HISTOGRAMS_FILE, line)
 }
 
 /// One load's latency in `rfc2544.json`'s `latency` list.

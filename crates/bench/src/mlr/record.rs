@@ -98,7 +98,21 @@ impl TrialLine {
 
 /// Every line of the folder's `trials.jsonl` (none when it does not exist).
 pub fn read(dir: &Path) -> Result<Vec<TrialLine>, BenchError> {
-    let path = dir.join(TRIALS_FILE);
+    read_lines(dir, TRIALS_FILE)
+}
+
+/// Appends `line` by rewriting the whole file atomically.
+pub fn append(dir: &Path, line: &TrialLine) -> Result<(), BenchError> {
+    append_line(dir, TRIALS_FILE, line)
+}
+
+/// Every JSON line of the folder's file `name` (none when it does not
+/// exist); a bad line is an error naming the file and the line.
+pub(crate) fn read_lines<T: serde::de::DeserializeOwned>(
+    dir: &Path,
+    name: &str,
+) -> Result<Vec<T>, BenchError> {
+    let path = dir.join(name);
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -116,9 +130,14 @@ pub fn read(dir: &Path) -> Result<Vec<TrialLine>, BenchError> {
         .collect()
 }
 
-/// Appends `line` by rewriting the whole file atomically.
-pub fn append(dir: &Path, line: &TrialLine) -> Result<(), BenchError> {
-    let path = dir.join(TRIALS_FILE);
+/// Appends `line` to the folder's file `name` as JSON, rewriting the whole
+/// file atomically (a crash leaves the old file or the new one).
+pub(crate) fn append_line<T: serde::Serialize>(
+    dir: &Path,
+    name: &str,
+    line: &T,
+) -> Result<(), BenchError> {
+    let path = dir.join(name);
     let mut text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
