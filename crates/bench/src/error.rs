@@ -14,17 +14,17 @@ pub enum BenchError {
     #[error(transparent)]
     Wire(#[from] pktlab_wire::WireError),
     /// Bad settings or a bad campaign file (exit code 2).
-    #[error("{0}")]
+    #[error("{}", one_line(.0))]
     Usage(String),
     /// A trial that ran but cannot be valued.
-    #[error("{0}")]
+    #[error("{}", one_line(.0))]
     Trial(String),
     /// The lab broke during a campaign (a namespace or port gone or down,
     /// forwarding off).
-    #[error("{0}")]
+    #[error("{}", one_line(.0))]
     LabFault(String),
     /// The lab is in use by another campaign.
-    #[error("{0}")]
+    #[error("{}", one_line(.0))]
     Busy(String),
     /// A results file that cannot be read or written.
     #[error("{}: {}", .path.display(), pktlab_io::os_message(.err))]
@@ -33,6 +33,22 @@ pub enum BenchError {
     /// user named it).
     #[error("{}: {why}", .path.display())]
     Results { path: PathBuf, why: String },
+}
+
+/// Messages quote what the user wrote (a campaign file's value may hold a
+/// newline); control characters are shown escaped so a message stays one
+/// line.
+fn one_line(message: &str) -> String {
+    message
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 impl BenchError {
@@ -54,5 +70,20 @@ impl BenchError {
             path: path.into(),
             err,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_control_characters_stay_on_one_line() {
+        let e = BenchError::Usage("invalid drop trace 'a\nb\tc': use auto, on or off".into());
+        assert_eq!(
+            e.to_string(),
+            "invalid drop trace 'a\\nb\\tc': use auto, on or off"
+        );
+        assert_eq!(BenchError::Trial("é ok".into()).to_string(), "é ok");
     }
 }

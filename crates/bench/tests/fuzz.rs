@@ -67,6 +67,9 @@ fn regressions() {
     check_campaign("");
     check_campaign("\u{e9}=");
     check_campaign("[run]\niterations = -1\n");
+    // Values quoted in an error keep it on one line.
+    check_campaign("[run]\ndrop_trace = \"a\\nb\"\n");
+    check_campaign("[run]\non_error = \"a\\nb\"\n");
     check_run_file(b"");
     check_run_file(b"\n\n");
     check_run_file(b"{}\n{}\n");
