@@ -47,8 +47,14 @@ pub fn run_xdp_recv(
         ));
     }
     let netns = plan.netns.as_deref();
+    // The program itself stops counting at -n, exactly; the run ends at
+    // the first look that sees the count reached.
+    let xcfg = XdpRecvConfig {
+        count: plan.count,
+        ..*xcfg
+    };
     // Attached where the interface is.
-    let rx = in_netns(netns, "RX", || Ok(XdpRecv::open(iface, xcfg)?))?;
+    let rx = in_netns(netns, "RX", || Ok(XdpRecv::open(iface, &xcfg)?))?;
     eprintln!("{}", memory_line(&rx));
     let backend = rx.backend();
     let spec = PoolSpec {
@@ -73,6 +79,10 @@ pub fn run_xdp_recv(
     rx.detach();
     let finished = finished?;
     let stats = rx.cpu_stats()?;
+    let busy: u64 = stats.iter().map(|s| s.busy).sum();
+    if busy > 0 {
+        on_event(RxEvent::Warning(busy_warning(busy)));
+    }
     let hist = rx.histogram()?;
     let mut streams = Vec::new();
     rx.for_each_stream(|id, s| streams.push((id, *s)))?;
@@ -84,6 +94,14 @@ pub fn run_xdp_recv(
         crate::stop::interrupted(),
         finished.iface,
     ))
+}
+
+/// Said when the program could not check some test frames because their
+/// stream stayed held by another CPU (counted in `untracked` too).
+fn busy_warning(frames: u64) -> String {
+    format!(
+        "xdp: {frames} test frames counted but not checked: their stream's state stayed held by another CPU for the program's whole wait (a CPU stalled for milliseconds)"
+    )
 }
 
 /// What is printed at the start: the memory the program's maps take.
@@ -143,8 +161,6 @@ impl<E: FnMut(RxEvent)> Watch<NoCounters> for XdpRecvWatch<'_, E> {
             return;
         };
         let t = total(&stats);
-        // The program counts every frame until it is detached: a count
-        // ends the run at the first look that sees it reached.
         if self.plan.count.is_some_and(|n| t.packets >= n) {
             end.stop();
         }
@@ -185,7 +201,8 @@ fn total(stats: &[CpuStats]) -> CpuStats {
         t.packets += s.packets;
         t.bytes += s.bytes;
         t.foreign += s.foreign;
-        t.untracked += s.untracked;
+        t.untracked += s.untracked + s.busy;
+        t.busy += s.busy;
         if s.first_ns > 0 && (t.first_ns == 0 || s.first_ns < t.first_ns) {
             t.first_ns = s.first_ns;
         }
@@ -262,7 +279,7 @@ fn summarize(
                 packets: s.packets,
                 bytes: s.bytes,
                 foreign: s.foreign,
-                untracked: s.untracked,
+                untracked: s.untracked + s.busy,
                 ring_drops: 0,
                 cpu: Some(cpu),
             })
@@ -311,6 +328,7 @@ mod tests {
             lat_sum: lat.1,
             lat_min: lat.2,
             lat_max: lat.3,
+            busy: 0,
         }
     }
 
@@ -329,7 +347,7 @@ mod tests {
     fn summary_from_the_maps_by_hand() {
         // CPU 0 idle, CPU 1: 1000 frames from t=5 s to t=5.5 s, CPU 2: 500
         // frames from t=5.1 s to t=6 s.
-        let stats = [
+        let mut stats = [
             CpuStats::default(),
             cpu(
                 1000,
@@ -344,6 +362,9 @@ mod tests {
                 (497, 497 * 4000, 1200, 8000),
             ),
         ];
+        // Three test frames of CPU 2 found their stream held too long:
+        // not checked, so untracked.
+        stats[2].busy = 3;
         let mut hist = LatencyHistogram {
             counts: vec![0; BUCKETS],
         };
@@ -359,7 +380,7 @@ mod tests {
         let s = summarize("xdp (native XDP)", &stats, &hist, &streams, false, None);
         assert_eq!(
             (s.packets, s.bytes, s.foreign, s.untracked),
-            (1500, 96_000, 2, 4)
+            (1500, 96_000, 2, 7)
         );
         assert_eq!(s.seconds, 1.0);
         assert_eq!(s.pps, 1500.0);
@@ -377,7 +398,17 @@ mod tests {
         let cpus: Vec<(Option<usize>, u64)> =
             s.threads.iter().map(|t| (t.cpu, t.packets)).collect();
         assert_eq!(cpus, [(Some(1), 1000), (Some(2), 500)]);
+        let untracked: Vec<u64> = s.threads.iter().map(|t| t.untracked).collect();
+        assert_eq!(untracked, [2, 5]);
         assert_eq!(s.backend, "xdp (native XDP)");
+    }
+
+    #[test]
+    fn the_busy_warning_says_how_many_and_why() {
+        assert_eq!(
+            busy_warning(3),
+            "xdp: 3 test frames counted but not checked: their stream's state stayed held by another CPU for the program's whole wait (a CPU stalled for milliseconds)"
+        );
     }
 
     #[test]

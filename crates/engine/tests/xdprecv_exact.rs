@@ -64,6 +64,7 @@ fn sum(stats: &[CpuStats]) -> CpuStats {
         t.foreign += s.foreign;
         t.untracked += s.untracked;
         t.lat_count += s.lat_count;
+        t.busy += s.busy;
     }
     t
 }
@@ -192,6 +193,53 @@ fn hostile_frames_by_hand() {
     let streams = program_streams(&rx);
     assert_eq!(streams.keys().copied().collect::<Vec<_>>(), [3]);
     assert_eq!(streams[&3].received, 1);
+}
+
+/// `recv -n 5`: the program counts the first five frames, foreign ones
+/// included, and nothing after them, on any CPU; later frames still get
+/// the run's verdict.
+#[test]
+fn a_count_stops_the_program_counting_exactly() {
+    let cfg = XdpRecvConfig {
+        streams: 4,
+        count: Some(5),
+        ..XdpRecvConfig::default()
+    };
+    let mut rx = XdpRecv::load(&cfg, "BPF_PROG_RUN").expect("loading the xdprecv program");
+    let arp = [0xffu8; 42];
+    for i in 0..9u32 {
+        let f = frame(false, 0, TestPayload::new(1, i, 0), 0);
+        let f: &[u8] = if i == 2 { &arp } else { &f };
+        assert_eq!(rx.run_once(f).unwrap(), 1, "frame {i}: XDP_DROP");
+    }
+    let t = sum(&rx.cpu_stats().unwrap());
+    assert_eq!((t.packets, t.foreign, t.lat_count), (5, 1, 4));
+    // Numbers 0, 1, 3 and 4 arrived, 2 was the ARP frame's turn: one lost.
+    let streams = program_streams(&rx);
+    assert_eq!(
+        (streams[&1].received, streams[&1].lost),
+        (4, 1),
+        "{streams:?}"
+    );
+}
+
+/// Every frame gives its stream back: the `busy` word is 0 between frames
+/// and no frame was left unchecked.
+#[test]
+fn streams_are_given_back_after_every_frame() {
+    let mut rx = load(4, false);
+    for i in 0..50u32 {
+        rx.run_once(&frame(i % 2 == 0, 0, TestPayload::new(i % 3, i, 0), 0))
+            .unwrap();
+    }
+    let mut seen = 0;
+    rx.for_each_stream(|id, s| {
+        assert_eq!(s.busy, 0, "stream {id}");
+        seen += s.received;
+    })
+    .unwrap();
+    assert_eq!(seen, 50);
+    assert_eq!(sum(&rx.cpu_stats().unwrap()).busy, 0);
 }
 
 #[test]

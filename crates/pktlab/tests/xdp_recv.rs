@@ -99,6 +99,43 @@ fn same_counts_as_afpacket_on_the_same_traffic() {
     );
 }
 
+/// `-n 25000` while 40000 frames come: the program counts exactly the
+/// first 25000 (frame i is stream i % 2000, number i / 2000, so every
+/// stream got its first 12 or 13 numbers: nothing lost), the intervals
+/// add up to them, and the run ends on its own.
+#[test]
+fn a_count_is_exact() {
+    let _serial = one_at_a_time();
+    let v = VethNs::new();
+    let x = Receiver::start(
+        &v.ns,
+        &[
+            "-i",
+            "vb",
+            "--io",
+            "xdp",
+            "-n",
+            "25000",
+            "-t",
+            "80",
+            "--interval",
+            "200ms",
+        ],
+    );
+    gen(&v, &["-n", "40000", "-R", "50kpps"]);
+    let (lines, xs) = x.wait(WAIT);
+    assert_eq!(counts(&xs), (25000, 2000, 0, 0, 0, 0), "{xs}");
+    assert_eq!(u(&xs, "streams"), 2000);
+    assert_eq!(u(&xs["latency_ns"], "count"), 25000);
+    let sum: u64 = lines
+        .iter()
+        .filter(|l| l["type"] == "interval")
+        .map(|l| u(l, "packets"))
+        .sum();
+    assert_eq!(sum, 25000);
+    assert!(!xs["interrupted"].as_bool().unwrap(), "{xs}");
+}
+
 /// The generator at full speed (`gen --io xdp`) into the XDP receiver:
 /// a million frames in 2000 streams, every one counted and in order.
 #[test]
@@ -308,13 +345,14 @@ fn streams_beyond_the_limit_are_untracked_in_text_too() {
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert!(child.wait().unwrap().success(), "{err}");
-    // 1000 streams of 64 bytes, plus per CPU 80 bytes of counters and
-    // 4352 buckets (34 powers of two of 128) of 8 bytes.
+    // 1000 streams of 64 bytes, plus per CPU 88 bytes of counters and
+    // 4352 buckets (34 powers of two of 128) of 8 bytes, plus the 8 bytes
+    // of the -n count.
     let cpus = std::fs::read_to_string("/sys/devices/system/cpu/possible").unwrap();
     let ncpus = pktlab_engine::affinity::parse_cpu_list(cpus.trim())
         .unwrap()
         .len() as u64;
-    let bytes = 1000 * 64 + ncpus * (80 + 4352 * 8);
+    let bytes = 1000 * 64 + ncpus * (88 + 4352 * 8) + 8;
     assert!(
         err.contains("xdp: state for 1000 streams (--streams)")
             && err.contains(&format!("({bytes} bytes)")),

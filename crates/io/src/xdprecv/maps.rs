@@ -10,6 +10,8 @@ pub struct Cfg {
     /// 1: pass frames on to the stack; 0: drop them.
     pub pass: u32,
     pub pad: u32,
+    /// Frames to count, on all CPUs together (`recv -n`); 0: every one.
+    pub limit: u64,
 }
 
 // SAFETY: integers only, with the C struct's explicit padding field.
@@ -35,6 +37,9 @@ pub struct CpuStats {
     pub lat_sum: u64,
     pub lat_min: u64,
     pub lat_max: u64,
+    /// Test frames not checked: their stream was held by another CPU
+    /// for the program's whole wait (never seen in practice; said).
+    pub busy: u64,
 }
 
 // SAFETY: integers only, no padding.
@@ -45,8 +50,9 @@ unsafe impl aya::Pod for CpuStats {}
 #[repr(C)]
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
 pub struct Stream {
-    /// The program's bpf_spin_lock (0 when read with the program detached).
-    pub lock: u32,
+    /// 1 while a CPU checks a frame of the stream (0 when read with the
+    /// program detached).
+    pub busy: u32,
     pub next: u32,
     pub win_lo: u64,
     pub win_hi: u64,
@@ -59,7 +65,7 @@ pub struct Stream {
     pub key_hash: u64,
 }
 
-// SAFETY: integers only, with the lock's 4 bytes before `next`: no padding.
+// SAFETY: integers only, with `busy`'s 4 bytes before `next`: no padding.
 unsafe impl aya::Pod for Stream {}
 
 #[cfg(test)]
@@ -70,8 +76,8 @@ mod tests {
     /// map read into a buffer of another size, too).
     #[test]
     fn sizes_match_the_c_structs() {
-        assert_eq!(std::mem::size_of::<Cfg>(), 16);
-        assert_eq!(std::mem::size_of::<CpuStats>(), 10 * 8);
+        assert_eq!(std::mem::size_of::<Cfg>(), 24);
+        assert_eq!(std::mem::size_of::<CpuStats>(), 11 * 8);
         assert_eq!(std::mem::size_of::<Stream>(), 8 + 8 * 7);
     }
 }

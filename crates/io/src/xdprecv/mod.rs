@@ -38,6 +38,9 @@ pub struct XdpRecvConfig {
     /// Pass frames on to the kernel's stack rather than drop them.
     pub pass: bool,
     pub mode: AttachMode,
+    /// Count only the first this many frames (`recv -n`): the program
+    /// stops counting at exactly this many, whatever the CPUs.
+    pub count: Option<u64>,
 }
 
 impl Default for XdpRecvConfig {
@@ -46,6 +49,7 @@ impl Default for XdpRecvConfig {
             streams: DEFAULT_STREAMS,
             pass: false,
             mode: AttachMode::Auto,
+            count: None,
         }
     }
 }
@@ -100,6 +104,7 @@ impl XdpRecv {
             tai_minus_realtime: crate::xdpgen::tai_minus_realtime_ns(),
             pass: u32::from(cfg.pass),
             pad: 0,
+            limit: cfg.count.unwrap_or(0),
         };
         let obj = XdpObject::load_configured(
             &OBJECT.0,
@@ -164,11 +169,11 @@ impl XdpRecv {
     }
 
     /// The bytes of the program's maps' values: the stream states, and per
-    /// CPU the counters and the histogram.
+    /// CPU the counters and the histogram, and the admitted frames' count.
     pub fn memory_bytes(&self) -> u64 {
         let stream = std::mem::size_of::<Stream>() as u64;
         let per_cpu = std::mem::size_of::<CpuStats>() as u64 + BUCKETS as u64 * 8;
-        u64::from(self.streams) * stream + self.ncpus as u64 * per_cpu
+        u64::from(self.streams) * stream + self.ncpus as u64 * per_cpu + 8
     }
 
     /// Detaches the program: no frame is counted after this, so what the
