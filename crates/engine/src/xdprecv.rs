@@ -73,12 +73,21 @@ pub fn run_xdp_recv(
         plan,
         backend: &backend,
         on_event: &mut on_event,
+        seen: LastGrowth::default(),
     };
     let finished = pool::run(&spec, workers, &mut watch);
     // Whatever happened, nothing is counted from here on.
     rx.detach();
+    let detached_ns = realtime_ns();
+    let mut seen = watch.seen;
     let finished = finished?;
     let stats = rx.cpu_stats()?;
+    // Untimed, the last frame is dated by the looks: frames counted after
+    // the last look came before the detach.
+    let last_frame_ns = (!rx.times_frames()).then(|| {
+        seen.saw(total(&stats).packets, detached_ns);
+        seen.at_ns
+    });
     let busy: u64 = stats.iter().map(|s| s.busy).sum();
     if busy > 0 {
         on_event(RxEvent::Warning(busy_warning(busy)));
@@ -91,9 +100,29 @@ pub fn run_xdp_recv(
         &stats,
         &hist,
         &streams,
+        last_frame_ns,
         crate::stop::interrupted(),
         finished.iface,
     ))
+}
+
+/// When user space last saw the frame count grow: the time of the last
+/// frame to within a look (5 ms) when the program reads no clock per
+/// frame (`--latency off`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct LastGrowth {
+    packets: u64,
+    /// CLOCK_REALTIME ns of the look that saw `packets` (0: no frame yet).
+    at_ns: u64,
+}
+
+impl LastGrowth {
+    fn saw(&mut self, packets: u64, now_ns: u64) {
+        if packets > self.packets {
+            self.packets = packets;
+            self.at_ns = now_ns;
+        }
+    }
 }
 
 /// Said when the program could not check some test frames because their
@@ -107,8 +136,13 @@ fn busy_warning(frames: u64) -> String {
 /// What is printed at the start: the memory the program's maps take.
 pub fn memory_line(rx: &XdpRecv) -> String {
     let bytes = rx.memory_bytes();
+    let untimed = if rx.times_frames() {
+        ""
+    } else {
+        "; frames are not timed (--latency off)"
+    };
     format!(
-        "xdp: state for {} streams (--streams) and a latency histogram per CPU ({} CPUs): {:.1} MiB of BPF maps ({bytes} bytes)",
+        "xdp: state for {} streams (--streams) and a latency histogram per CPU ({} CPUs): {:.1} MiB of BPF maps ({bytes} bytes){untimed}",
         rx.stream_limit(),
         rx.cpus(),
         bytes as f64 / (1u64 << 20) as f64
@@ -134,6 +168,7 @@ struct XdpRecvWatch<'a, E> {
     plan: &'a RxPlan,
     backend: &'a str,
     on_event: &'a mut E,
+    seen: LastGrowth,
 }
 
 impl<E: FnMut(RxEvent)> Watch<NoCounters> for XdpRecvWatch<'_, E> {
@@ -153,7 +188,8 @@ impl<E: FnMut(RxEvent)> Watch<NoCounters> for XdpRecvWatch<'_, E> {
         if self.plan.duration.is_some_and(|d| now >= start + d) {
             end.stop();
         }
-        if self.plan.idle.is_none() && self.plan.count.is_none() {
+        let untimed = !self.rx.times_frames();
+        if self.plan.idle.is_none() && self.plan.count.is_none() && !untimed {
             return;
         }
         // A failed read ends nothing here: the summary's read reports it.
@@ -161,11 +197,16 @@ impl<E: FnMut(RxEvent)> Watch<NoCounters> for XdpRecvWatch<'_, E> {
             return;
         };
         let t = total(&stats);
+        self.seen.saw(t.packets, realtime_ns());
         if self.plan.count.is_some_and(|n| t.packets >= n) {
             end.stop();
         }
         if let Some(idle) = self.plan.idle {
-            let last = stats.iter().map(|s| s.last_ns).max().unwrap_or(0);
+            let last = if untimed {
+                self.seen.at_ns
+            } else {
+                stats.iter().map(|s| s.last_ns).max().unwrap_or(0)
+            };
             if last > 0 && realtime_ns().saturating_sub(last) >= idle.as_nanos() as u64 {
                 end.stop();
             }
@@ -218,16 +259,21 @@ fn total(stats: &[CpuStats]) -> CpuStats {
 }
 
 /// The summary every receiver reports, from the program's maps: one
-/// "thread" per CPU that received frames.
+/// "thread" per CPU that received frames. `last_frame_ns` dates the last
+/// frame when the program did not (untimed).
 fn summarize(
     backend: &str,
     stats: &[CpuStats],
     hist: &LatencyHistogram,
     streams: &[(u32, Stream)],
+    last_frame_ns: Option<u64>,
     interrupted: bool,
     iface: Option<IfCounters>,
 ) -> RxSummary {
-    let t = total(stats);
+    let mut t = total(stats);
+    if let Some(last) = last_frame_ns {
+        t.last_ns = t.last_ns.max(last);
+    }
     let seconds = if t.last_ns > t.first_ns && t.first_ns > 0 {
         (t.last_ns - t.first_ns) as f64 / 1e9
     } else {
@@ -377,7 +423,15 @@ mod tests {
             (1, stream(600, 0, 0, 2, 11)),
             (7, stream(194, 5, 0, 0, 13)),
         ];
-        let s = summarize("xdp (native XDP)", &stats, &hist, &streams, false, None);
+        let s = summarize(
+            "xdp (native XDP)",
+            &stats,
+            &hist,
+            &streams,
+            None,
+            false,
+            None,
+        );
         assert_eq!(
             (s.packets, s.bytes, s.foreign, s.untracked),
             (1500, 96_000, 2, 7)
@@ -411,6 +465,37 @@ mod tests {
         );
     }
 
+    /// Untimed: the first frames' times come from the program, the last
+    /// one's from the looks, and there is no latency.
+    #[test]
+    fn untimed_runs_end_at_the_last_look_that_saw_frames() {
+        let stats = [
+            cpu(300, 7_000_000_000, 0, (0, 0, 0, 0)),
+            cpu(100, 7_250_000_000, 0, (0, 0, 0, 0)),
+        ];
+        let hist = LatencyHistogram {
+            counts: vec![0; BUCKETS],
+        };
+        let s = summarize("xdp", &stats, &hist, &[], Some(9_000_000_000), false, None);
+        assert_eq!(s.seconds, 2.0);
+        assert_eq!(s.pps, 200.0);
+        assert!(s.latency_ns.is_none());
+        let mut seen = LastGrowth::default();
+        seen.saw(0, 5);
+        assert_eq!(seen.at_ns, 0, "no frame yet");
+        seen.saw(10, 6);
+        seen.saw(10, 7);
+        assert_eq!(
+            seen,
+            LastGrowth {
+                packets: 10,
+                at_ns: 6
+            }
+        );
+        seen.saw(11, 8);
+        assert_eq!(seen.at_ns, 8);
+    }
+
     #[test]
     fn nothing_received() {
         let hist = LatencyHistogram {
@@ -421,6 +506,7 @@ mod tests {
             &[CpuStats::default(); 2],
             &hist,
             &[],
+            None,
             true,
             None,
         );

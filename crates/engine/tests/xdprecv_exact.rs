@@ -223,6 +223,38 @@ fn a_count_stops_the_program_counting_exactly() {
     );
 }
 
+/// `--latency off`: frames are counted and checked, none is timed; the
+/// CPU's first frame still dates the start.
+#[test]
+fn untimed_frames_are_checked_but_not_timed() {
+    let cfg = XdpRecvConfig {
+        streams: 4,
+        latency: false,
+        ..XdpRecvConfig::default()
+    };
+    let mut rx = XdpRecv::load(&cfg, "BPF_PROG_RUN").expect("loading the xdprecv program");
+    let before = realtime_ns();
+    for i in [0u32, 1, 3] {
+        rx.run_once(&frame(
+            false,
+            0,
+            TestPayload::new(2, i, realtime_ns() - 5000),
+            0,
+        ))
+        .unwrap();
+    }
+    let after = realtime_ns();
+    let stats = rx.cpu_stats().unwrap();
+    let t = sum(&stats);
+    assert_eq!((t.packets, t.lat_count), (3, 0));
+    assert_eq!(rx.histogram().unwrap().total(), 0);
+    let cpu = stats.iter().find(|s| s.packets > 0).unwrap();
+    assert!((before..=after).contains(&cpu.first_ns), "{cpu:?}");
+    assert_eq!((cpu.last_ns, cpu.lat_max), (0, 0));
+    let streams = program_streams(&rx);
+    assert_eq!((streams[&2].received, streams[&2].lost), (3, 1));
+}
+
 /// Every frame gives its stream back: the `busy` word is 0 between frames
 /// and no frame was left unchecked.
 #[test]

@@ -136,6 +136,33 @@ fn a_count_is_exact() {
     assert!(!xs["interrupted"].as_bool().unwrap(), "{xs}");
 }
 
+/// `--latency off`: the same exact counts with no frame timed; the run's
+/// duration is the program's first frame to the last look that saw the
+/// count grow. 20000 frames at 40 kpps take 0.5 s: the summary's seconds
+/// sit between 0.4 and 0.5 s plus a look and the machine's slack.
+#[test]
+fn untimed_counts_exactly_without_latency() {
+    let _serial = one_at_a_time();
+    let v = VethNs::new();
+    let (x, a) = xdp_and_afpacket(&v, &["--latency", "off"]);
+    gen(&v, &["-n", "20000", "-R", "40kpps"]);
+    let (_, xs) = x.wait(WAIT);
+    let (_, as_) = a.wait(WAIT);
+    assert_eq!(counts(&xs), (20000, 2000, 0, 0, 0, 0));
+    assert_same(&xs, &as_);
+    assert!(xs["latency_ns"].is_null(), "{xs}");
+    let seconds = xs["seconds"].as_f64().unwrap();
+    let timed = as_["seconds"].as_f64().unwrap();
+    assert!(
+        (0.4..0.75).contains(&seconds),
+        "{seconds} s, AF_PACKET {timed} s"
+    );
+    assert!(
+        (seconds - timed).abs() < 0.1,
+        "{seconds} s, AF_PACKET {timed} s"
+    );
+}
+
 /// The generator at full speed (`gen --io xdp`) into the XDP receiver:
 /// a million frames in 2000 streams, every one counted and in order.
 #[test]
@@ -514,6 +541,22 @@ fn bad_settings_are_usage_errors() {
     assert_eq!(
         (r.code, r.stderr.as_str()),
         (2, "pktlab: --pass applies to --io xdp only\n")
+    );
+    let r = pktlab_in(
+        &v.ns,
+        &["recv", "-i", "vb", "--io", "xdp", "--latency", "maybe"],
+    );
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (2, "pktlab: invalid latency 'maybe': use on or off\n")
+    );
+    let r = pktlab_in(
+        &v.ns,
+        &["recv", "-i", "vb", "--io", "afxdp", "--latency", "off"],
+    );
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
+        (2, "pktlab: --latency off applies to --io xdp only (the other receivers time frames per batch or per frame at no cost worth saving)\n")
     );
     // A summary still comes from a run that saw nothing.
     let r = pktlab_in(

@@ -9,12 +9,14 @@ pub struct Cfg {
     pub tai_minus_realtime: i64,
     /// 1: pass frames on to the stack; 0: drop them.
     pub pass: u32,
-    pub pad: u32,
+    /// 1: no frame is timed (`--latency off`): the clock is read only for
+    /// a CPU's first frame, `last_ns` stays 0.
+    pub untimed: u32,
     /// Frames to count, on all CPUs together (`recv -n`); 0: every one.
     pub limit: u64,
 }
 
-// SAFETY: integers only, with the C struct's explicit padding field.
+// SAFETY: integers only, no padding.
 unsafe impl aya::Pod for Cfg {}
 
 /// `struct cpu_stats`: one CPU's counts.

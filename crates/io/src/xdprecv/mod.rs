@@ -41,6 +41,9 @@ pub struct XdpRecvConfig {
     /// Count only the first this many frames (`recv -n`): the program
     /// stops counting at exactly this many, whatever the CPUs.
     pub count: Option<u64>,
+    /// Time every test frame (latency); off, the program reads no clock
+    /// per frame (`--latency off`), the fastest count.
+    pub latency: bool,
 }
 
 impl Default for XdpRecvConfig {
@@ -50,6 +53,7 @@ impl Default for XdpRecvConfig {
             pass: false,
             mode: AttachMode::Auto,
             count: None,
+            latency: true,
         }
     }
 }
@@ -60,6 +64,7 @@ pub struct XdpRecv {
     attachment: Mutex<Option<XdpAttachment>>,
     mode: Attached,
     pass: bool,
+    latency: bool,
     iface: String,
     streams: u32,
     ncpus: usize,
@@ -103,7 +108,7 @@ impl XdpRecv {
         let settings = Cfg {
             tai_minus_realtime: crate::xdpgen::tai_minus_realtime_ns(),
             pass: u32::from(cfg.pass),
-            pad: 0,
+            untimed: u32::from(!cfg.latency),
             limit: cfg.count.unwrap_or(0),
         };
         let obj = XdpObject::load_configured(
@@ -117,6 +122,7 @@ impl XdpRecv {
             mode: Attached::Generic,
             attachment: Mutex::new(None),
             pass: cfg.pass,
+            latency: cfg.latency,
             iface: iface.to_string(),
             streams: cfg.streams,
             ncpus,
@@ -156,6 +162,11 @@ impl XdpRecv {
         } else {
             format!("xdp ({})", self.mode)
         }
+    }
+
+    /// Whether frames are timed (no `--latency off`).
+    pub fn times_frames(&self) -> bool {
+        self.latency
     }
 
     /// Streams with state.

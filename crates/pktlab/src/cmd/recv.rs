@@ -67,6 +67,10 @@ pub struct Args {
     /// --io xdp: pass the frames on to the kernel's stack instead of dropping them
     #[arg(long = "pass")]
     pub pass: bool,
+    /// --io xdp: time every test frame (on), or read no clock per frame (off):
+    /// the fastest count, no latency, the last frame dated to within 5 ms
+    #[arg(long = "latency", value_name = "on|off", default_value = "on")]
+    pub latency: String,
     /// Report interval (1s, 500ms, ...)
     #[arg(long = "interval", value_name = "TIME", default_value = "1s")]
     pub interval: String,
@@ -197,6 +201,16 @@ pub fn config(args: &Args) -> anyhow::Result<RecvConfig> {
     if io != IoSpec::Xdp && args.pass {
         return Err(usage("--pass applies to --io xdp only"));
     }
+    let latency = match args.latency.as_str() {
+        "on" => true,
+        "off" => false,
+        other => return Err(usage(format!("invalid latency '{other}': use on or off"))),
+    };
+    if io != IoSpec::Xdp && !latency {
+        return Err(usage(
+            "--latency off applies to --io xdp only (the other receivers time frames per batch or per frame at no cost worth saving)",
+        ));
+    }
     let needs_iface = io.needs_iface();
     Ok(RecvConfig {
         io,
@@ -205,6 +219,7 @@ pub fn config(args: &Args) -> anyhow::Result<RecvConfig> {
         xdp_recv: XdpRecvConfig {
             streams: args.streams,
             pass: args.pass,
+            latency,
             ..XdpRecvConfig::default()
         },
         plan: RxPlan {

@@ -379,6 +379,7 @@ fn receive(o: &Options, sigint: &Arc<AtomicBool>) -> anyhow::Result<()> {
         cpus: None,
         streams: pktlab_io::xdprecv::DEFAULT_STREAMS,
         pass: false,
+        latency: "on".to_string(),
         interval: format!("{}ms", o.interval_ms),
         output: Output::default(),
         src: None,
