@@ -452,6 +452,51 @@ fn one_stream_on_two_cpus_at_once() {
     assert_eq!(on(cpus[0]) + on(cpus[1]), 20000, "{xs}");
 }
 
+/// Two receive queues, each fed from its own CPU (XPS), 2000 streams
+/// spread over both by stream parity: each CPU's program checks its own
+/// streams (the fast path, a stream per queue) and the counts are exact,
+/// 10000 frames per CPU.
+#[test]
+fn streams_spread_over_two_queues() {
+    let _serial = one_at_a_time();
+    let cpus = pktlab_engine::affinity::allowed_cpus();
+    assert!(
+        cpus.len() >= 2,
+        "needs two CPUs, this process may use {cpus:?}"
+    );
+    let v = VethNs::with_queues(2);
+    for (q, c) in cpus[..2].iter().enumerate() {
+        v.exec(&format!(
+            "sh -c 'echo {:x} > /sys/class/net/va/queues/tx-{q}/xps_cpus'",
+            1u64 << c
+        ));
+    }
+    // Frame i is stream i % 2000 with number i / 2000.
+    let frames = pcap_frames(&v, 20000);
+    let even: Vec<&[u8]> = frames.iter().step_by(2).map(|f| &f[..]).collect();
+    let odd: Vec<&[u8]> = frames.iter().skip(1).step_by(2).map(|f| &f[..]).collect();
+    let mut args = vec!["-i", "vb", "--io", "xdp"];
+    args.extend_from_slice(&IDLE);
+    let x = Receiver::start(&v.ns, &args);
+    let ns = v.ns.clone();
+    std::thread::scope(|s| {
+        s.spawn(|| replay(&ns, &even, Some(cpus[0])));
+        s.spawn(|| replay(&ns, &odd, Some(cpus[1])));
+    });
+    let (_, xs) = x.wait(WAIT);
+    assert_eq!(counts(&xs), (20000, 2000, 0, 0, 0, 0), "{xs}");
+    assert_eq!(u(&xs, "streams"), 2000);
+    let threads = xs["threads"].as_array().unwrap();
+    let on = |c: usize| {
+        threads
+            .iter()
+            .filter(|t| t["cpu"].as_u64() == Some(c as u64))
+            .map(|t| u(t, "packets"))
+            .sum::<u64>()
+    };
+    assert_eq!((on(cpus[0]), on(cpus[1])), (10000, 10000), "{xs}");
+}
+
 /// `n` frames of a single flow (stream 0), sequence numbers 0 to n - 1.
 fn pcap_frames_one_flow(v: &VethNs, n: usize) -> Vec<Vec<u8>> {
     use pcap_file::pcap::PcapReader;
