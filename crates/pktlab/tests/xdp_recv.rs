@@ -348,6 +348,51 @@ fn planted_loss_reorder_duplicates_and_hostile_frames() {
     assert_eq!(u(&as_, "untracked"), 1);
 }
 
+/// Given the generator's ranges (20 sources x 50 destinations), the
+/// program keeps state for exactly their 1000 streams; `--streams` still
+/// overrides it; every stream of that traffic is checked.
+#[test]
+fn the_stream_state_is_sized_from_the_ranges() {
+    let _serial = one_at_a_time();
+    let v = VethNs::new();
+    let ranges = [
+        "-s",
+        "198.18.10.1:2000-198.18.10.20",
+        "-d",
+        "198.19.10.1:2000-198.19.10.50",
+    ];
+    let mut args = vec!["recv", "-i", "vb", "--io", "xdp", "-t", "1", "--json"];
+    args.extend(ranges);
+    let r = pktlab_in(&v.ns, &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("xdp: state for 1000 streams (--streams)"),
+        "{}",
+        r.stderr
+    );
+    args.extend(["--streams", "300"]);
+    let r = pktlab_in(&v.ns, &args);
+    assert!(
+        r.stderr.contains("xdp: state for 300 streams (--streams)"),
+        "{}",
+        r.stderr
+    );
+    let mut rx = vec!["-i", "vb", "--io", "xdp"];
+    rx.extend_from_slice(&IDLE);
+    rx.extend(ranges);
+    let x = Receiver::start(&v.ns, &rx);
+    let mut g = vec!["-n", "3000", "-R", "30kpps"];
+    g.extend(ranges);
+    gen(&v, &g);
+    let (_, xs) = x.wait(WAIT);
+    assert_eq!(counts(&xs), (3000, 1000, 0, 0, 0, 0), "{xs}");
+    assert_eq!((u(&xs, "streams"), u(&xs, "untracked")), (1000, 0));
+    assert_eq!(
+        (u(&xs, "streams_expected"), u(&xs, "streams_missing")),
+        (1000, 0)
+    );
+}
+
 /// Streams beyond --streams are counted as untracked, never checked; the
 /// memory line and the human text say so.
 #[test]

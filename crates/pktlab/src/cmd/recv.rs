@@ -62,8 +62,9 @@ pub struct Args {
     pub cpus: Option<String>,
     /// --io xdp: stream ids with per-stream state (0 to N-1); test frames of other
     /// streams are counted as untracked. The maps take 64 bytes per stream.
-    #[arg(long = "streams", value_name = "N", default_value_t = pktlab_io::xdprecv::DEFAULT_STREAMS)]
-    pub streams: u32,
+    /// Default: the generator's flow count when -s, -d or -6 give its ranges, else 65536
+    #[arg(long = "streams", value_name = "N")]
+    pub streams: Option<u32>,
     /// --io xdp: pass the frames on to the kernel's stack instead of dropping them
     #[arg(long = "pass")]
     pub pass: bool,
@@ -192,10 +193,15 @@ pub fn config(args: &Args) -> anyhow::Result<RecvConfig> {
     }
     pktlab_wire::check_threads(args.threads).map_err(|e| usage(e.to_string()))?;
     let max = pktlab_io::xdprecv::MAX_STREAMS;
-    if args.streams == 0 || args.streams > max {
+    // Sized to the run: the generator's flows when its ranges are known.
+    let streams = match (args.streams, expected_streams(args)?) {
+        (Some(n), _) => n,
+        (None, Some(flows)) => flows.clamp(1, u64::from(max)) as u32,
+        (None, None) => pktlab_io::xdprecv::DEFAULT_STREAMS,
+    };
+    if streams == 0 || streams > max {
         return Err(usage(format!(
-            "invalid stream count {}: give 1 to {max} (stream ids are 24 bits)",
-            args.streams
+            "invalid stream count {streams}: give 1 to {max} (stream ids are 24 bits)"
         )));
     }
     if io != IoSpec::Xdp && args.pass {
@@ -217,7 +223,7 @@ pub fn config(args: &Args) -> anyhow::Result<RecvConfig> {
         iface: args.iface.clone(),
         xdp: common::xdp_config(&args.zerocopy)?,
         xdp_recv: XdpRecvConfig {
-            streams: args.streams,
+            streams,
             pass: args.pass,
             latency,
             ..XdpRecvConfig::default()

@@ -377,7 +377,7 @@ fn receive(o: &Options, sigint: &Arc<AtomicBool>) -> anyhow::Result<()> {
         idle: o.exit_when_idle.then(|| "1s".to_string()),
         threads: o.threads,
         cpus: None,
-        streams: pktlab_io::xdprecv::DEFAULT_STREAMS,
+        streams: None,
         pass: false,
         latency: "on".to_string(),
         interval: format!("{}ms", o.interval_ms),
