@@ -301,7 +301,7 @@ fn replay(ns: &str, frames: &[&[u8]], cpu: Option<usize>) {
 
 /// Two dropped, one sent twice, two swapped, one frame of a stream beyond
 /// the limit and three foreign ones: the XDP receiver finds exactly the
-/// damage AF_PACKET finds, and the values counted by hand.
+/// damage AF_PACKET and AF_XDP find, and the values counted by hand.
 #[test]
 fn planted_loss_reorder_duplicates_and_hostile_frames() {
     let _serial = one_at_a_time();
@@ -346,6 +346,25 @@ fn planted_loss_reorder_duplicates_and_hostile_frames() {
     assert_eq!(counts(&as_), (6003, 2000, 2, 1, 1, 3));
     assert_eq!(u(&as_, "streams"), 2000);
     assert_eq!(u(&as_, "untracked"), 1);
+    // The same frames again into the AF_XDP receiver (it cannot share the
+    // interface's XDP hook with the program), in slices of 500 so that
+    // its ring never overflows: the very same counts.
+    let mut args = vec!["-i", "vb", "--io", "afxdp"];
+    args.extend_from_slice(&IDLE);
+    let f = Receiver::start(&v.ns, &args);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for slice in sent.chunks(500) {
+                replay(&ns, slice, None);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+    });
+    let (_, fs) = f.wait(WAIT);
+    assert!(fs["backend"].as_str().unwrap().starts_with("afxdp"), "{fs}");
+    assert_eq!(u(&fs, "ring_drops"), 0, "{fs}");
+    assert_eq!(counts(&fs), (6003, 2000, 2, 1, 1, 3), "{fs}");
+    assert_eq!((u(&fs, "streams"), u(&fs, "untracked")), (2000, 1));
 }
 
 /// Given the generator's ranges (20 sources x 50 destinations), the
