@@ -786,3 +786,82 @@ fn builtin_configurations_revert_to_the_cpu_plan() {
         assert!(status.matches(&plan), "{name}: {status}");
     }
 }
+
+/// The lab lock on a lab of existing interfaces (the built-in lab's ports
+/// named as such): while one campaign runs on g0 and r0, a second one on
+/// the same ports is refused before it touches anything, naming the first;
+/// once the first has ended, the ports are free again.
+#[test]
+fn a_second_campaign_on_the_same_interfaces_is_refused() {
+    let p = Prefix::new();
+    let lab = p.lab();
+    lab.up().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let file = campaign_file(
+        tmp.path(),
+        &format!(
+            "[lab]\nkind = \"interfaces\"\ngen_iface = \"g0\"\ngen_netns = \"{}\"\nrcv_iface = \"r0\"\nrcv_netns = \"{}\"\n\
+             dut_in_mac = \"{}\"\ndut = \"netns {}\"\ndut_ifaces = [\"d0\", \"d1\"]\n\
+             [run]\niterations = 2\nduration = \"3s\"\nwarmup = \"0s\"\ntail = \"0s\"\n\
+             [[config]]\nname = \"forwarding\"\n",
+            lab.gen_ns(),
+            lab.rcv_ns(),
+            pktlab_lab::mac::format_mac(lab.dut_in_mac()),
+            lab.dut_ns()
+        ),
+    );
+    let first_dir = tmp.path().join("first");
+    let mut first = Command::new(PKTLAB)
+        .args(["bench", "-q", "-f", file.to_str().unwrap(), "-o"])
+        .arg(&first_dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = first.id();
+    let lock = PathBuf::from(format!("/run/pktlab/netns-{}-port-g0.lock", lab.gen_ns()));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !std::fs::read_to_string(&lock).is_ok_and(|t| t.starts_with(&format!("pid {pid}\n"))) {
+        assert!(Instant::now() < deadline, "no lock at {}", lock.display());
+        assert!(
+            first.try_wait().unwrap().is_none(),
+            "the first campaign ended"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let second_dir = tmp.path().join("second");
+    let out = bench(&[
+        "-f",
+        file.to_str().unwrap(),
+        "-o",
+        second_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "pktlab: port g0 in namespace {} is in use by another campaign: pid {pid}, results folder {} (wait for it to end, or stop it)\n",
+            lab.gen_ns(),
+            first_dir.canonicalize().unwrap().display()
+        )
+    );
+    assert!(!second_dir.exists());
+    let done = first.wait_with_output().unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    // Free again: the same campaign, one short run, goes through.
+    let out = bench(&[
+        "-f",
+        file.to_str().unwrap(),
+        "-N",
+        "1",
+        "-t",
+        "1s",
+        "-o",
+        second_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+}
