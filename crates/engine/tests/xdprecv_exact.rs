@@ -126,6 +126,27 @@ proptest! {
         prop_assert_eq!(t.lat_count, frames.len() as u64);
     }
 
+    /// The program for one-buffer frames counts exactly what the
+    /// multi-buffer one counts, bytes included.
+    #[test]
+    fn the_linear_program_counts_as_the_multi_buffer_one(
+        cases in prop::collection::vec((any::<bool>(), 0usize..3, 0usize..1400, 0u32..6, 0u32..50), 1..40),
+    ) {
+        let mut frags = load(4, false);
+        let mut linear = load(4, false);
+        linear.run_linear_program();
+        prop_assert!(linear.runs_linear_program() && !frags.runs_linear_program());
+        for &(v6, vlans, pad, stream, seq) in &cases {
+            let f = frame(v6, vlans, TestPayload::new(stream, seq, 0), pad);
+            prop_assert_eq!(frags.run_once(&f).unwrap(), linear.run_once(&f).unwrap());
+        }
+        let (a, b) = (sum(&frags.cpu_stats().unwrap()), sum(&linear.cpu_stats().unwrap()));
+        prop_assert_eq!((a.packets, a.bytes, a.foreign, a.untracked), (b.packets, b.bytes, b.foreign, b.untracked));
+        let bytes: u64 = cases.iter().map(|&(v6, vlans, pad, _, _)| frame(v6, vlans, TestPayload::new(0, 0, 0), pad).len() as u64 + 4).sum();
+        prop_assert_eq!(b.bytes, bytes);
+        prop_assert_eq!(program_streams(&frags), program_streams(&linear));
+    }
+
     #[test]
     fn recognition_is_exactly_the_user_space_parser_s(
         cases in prop::collection::vec(

@@ -239,8 +239,8 @@ static __always_inline int take(struct stream *s)
 	return w.held;
 }
 
-SEC("xdp.frags")
-int xdprecv(struct xdp_md *ctx)
+/* One frame; `frags` is a constant of each entry point below. */
+static __always_inline int check(struct xdp_md *ctx, const int frags)
 {
 	const int verdict = CFG.pass ? XDP_PASS : XDP_DROP;
 	__u32 zero = 0;
@@ -259,7 +259,13 @@ int xdprecv(struct xdp_md *ctx)
 	if (!CFG.untimed || !st->first_ns)
 		now = bpf_ktime_get_tai_ns() - CFG.tai_minus_realtime;
 	st->packets++;
-	st->bytes += bpf_xdp_get_buff_len(ctx) + 4;
+	/* The helper is a call, dear where every return goes through a
+	 * mitigation thunk (about 8 ns a frame here): a program that takes no
+	 * multi-buffer frames measures its one buffer itself. */
+	if (frags)
+		st->bytes += bpf_xdp_get_buff_len(ctx) + 4;
+	else
+		st->bytes += ctx->data_end - ctx->data + 4;
 	if (!st->first_ns)
 		st->first_ns = now;
 	if (!CFG.untimed)
@@ -365,6 +371,21 @@ int xdprecv(struct xdp_md *ctx)
 foreign:
 	st->foreign++;
 	return verdict;
+}
+
+/* For interfaces whose MTU needs multi-buffer frames (jumbo frames). */
+SEC("xdp.frags")
+int xdprecv(struct xdp_md *ctx)
+{
+	return check(ctx, 1);
+}
+
+/* For the others: every frame is one buffer (the kernel refuses this
+ * program where the MTU could make more). */
+SEC("xdp")
+int xdprecv_linear(struct xdp_md *ctx)
+{
+	return check(ctx, 0);
 }
 
 char _license[] SEC("license") = "Dual BSD/GPL";

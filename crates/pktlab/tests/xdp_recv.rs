@@ -138,8 +138,8 @@ fn a_count_is_exact() {
 
 /// `--latency off`: the same exact counts with no frame timed; the run's
 /// duration is the program's first frame to the last look that saw the
-/// count grow. 20000 frames at 40 kpps take 0.5 s: the summary's seconds
-/// sit between 0.4 and 0.5 s plus a look and the machine's slack.
+/// count grow. 20000 frames at 40 kpps take at least 0.5 s, and the
+/// summary's seconds are AF_PACKET's (per-frame stamps) within 0.1 s.
 #[test]
 fn untimed_counts_exactly_without_latency() {
     let _serial = one_at_a_time();
@@ -153,14 +153,53 @@ fn untimed_counts_exactly_without_latency() {
     assert!(xs["latency_ns"].is_null(), "{xs}");
     let seconds = xs["seconds"].as_f64().unwrap();
     let timed = as_["seconds"].as_f64().unwrap();
-    assert!(
-        (0.4..0.75).contains(&seconds),
-        "{seconds} s, AF_PACKET {timed} s"
-    );
+    // The generator cannot send them faster than 0.5 s at 40 kpps; a
+    // busy machine may stretch the run, both receivers alike.
+    assert!(seconds >= 0.45, "{seconds} s, AF_PACKET {timed} s");
     assert!(
         (seconds - timed).abs() < 0.1,
         "{seconds} s, AF_PACKET {timed} s"
     );
+}
+
+/// The program the receiver attached to vb, by its name.
+fn attached_program(v: &VethNs) -> String {
+    let link = v.exec("ip -d link show vb");
+    let at = link.find("prog/xdp id ").expect("an XDP program on vb");
+    link[at..]
+        .split_whitespace()
+        .skip_while(|w| *w != "name")
+        .nth(1)
+        .unwrap()
+        .to_string()
+}
+
+/// At MTU 1500 the program for one-buffer frames runs; at MTU 9000 the
+/// multi-buffer one, and 9018-byte frames are counted as AF_PACKET counts
+/// them, bytes included.
+#[test]
+fn jumbo_frames_take_the_multi_buffer_program() {
+    let _serial = one_at_a_time();
+    let v = VethNs::new();
+    let x = Receiver::start(&v.ns, &["-i", "vb", "--io", "xdp", "-t", "30"]);
+    assert_eq!(attached_program(&v), "xdprecv_linear");
+    drop(x);
+    let v = VethNs::new();
+    v.exec("ip link set va mtu 9000");
+    v.exec("ip link set vb mtu 9000");
+    let (x, a) = xdp_and_afpacket(&v, &[]);
+    assert_eq!(attached_program(&v), "xdprecv");
+    gen(
+        &v,
+        &[
+            "--io", "afpacket", "-l", "9018", "-n", "2000", "-R", "5kpps",
+        ],
+    );
+    let (_, xs) = x.wait(WAIT);
+    let (_, as_) = a.wait(WAIT);
+    assert_eq!(counts(&xs), (2000, 2000, 0, 0, 0, 0), "{xs}");
+    assert_same(&xs, &as_);
+    assert_eq!(u(&xs, "bytes"), 2000 * 9018);
 }
 
 /// The generator at full speed (`gen --io xdp`) into the XDP receiver:

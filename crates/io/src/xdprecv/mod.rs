@@ -30,6 +30,16 @@ pub const DEFAULT_STREAMS: u32 = 1 << 16;
 /// Stream ids are 24 bits (crates/wire/src/payload.rs).
 pub const MAX_STREAMS: u32 = 1 << 24;
 
+/// The program for every frame size: multi-buffer frames measured by
+/// bpf_xdp_get_buff_len.
+const FRAGS: &str = "xdprecv";
+/// The same for interfaces whose frames are one buffer each: it measures
+/// them without a helper call.
+const LINEAR: &str = "xdprecv_linear";
+/// Below this MTU a frame fits one buffer with every driver pktlab knows
+/// (veth: 4096-byte pages less headroom and shared info, about 3500).
+const LINEAR_MAX_MTU: u32 = 3000;
+
 /// How to run the receiver program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct XdpRecvConfig {
@@ -61,6 +71,8 @@ impl Default for XdpRecvConfig {
 /// The receiver program, loaded and attached to one interface.
 pub struct XdpRecv {
     obj: XdpObject,
+    /// The program that runs: [`FRAGS`] or [`LINEAR`].
+    program: &'static str,
     attachment: Mutex<Option<XdpAttachment>>,
     mode: Attached,
     pass: bool,
@@ -88,7 +100,19 @@ impl XdpRecv {
             return Err(IoError::InterfaceDown(iface.to_string()));
         }
         let mut r = XdpRecv::load(cfg, iface)?;
-        let attachment = r.obj.attach("xdprecv", &dev, cfg.mode)?;
+        // The linear program where no frame can span buffers, unless the
+        // driver refuses it; the multi-buffer one for jumbo MTUs.
+        let attachment = if dev.mtu <= LINEAR_MAX_MTU {
+            match r.obj.attach(LINEAR, &dev, cfg.mode) {
+                Ok(a) => {
+                    r.program = LINEAR;
+                    a
+                }
+                Err(_) => r.obj.attach(FRAGS, &dev, cfg.mode)?,
+            }
+        } else {
+            r.obj.attach(FRAGS, &dev, cfg.mode)?
+        };
         r.mode = attachment.mode();
         *r.attachment.get_mut().unwrap_or_else(|e| e.into_inner()) = Some(attachment);
         Ok(r)
@@ -119,6 +143,7 @@ impl XdpRecv {
         )?;
         Ok(XdpRecv {
             obj,
+            program: FRAGS,
             mode: Attached::Generic,
             attachment: Mutex::new(None),
             pass: cfg.pass,
@@ -129,6 +154,17 @@ impl XdpRecv {
         })
     }
 
+    /// Makes [`XdpRecv::run_once`] run the linear program (for frames of
+    /// one buffer) rather than the multi-buffer one.
+    pub fn run_linear_program(&mut self) {
+        self.program = LINEAR;
+    }
+
+    /// Whether the linear program runs (attached, or for `run_once`).
+    pub fn runs_linear_program(&self) -> bool {
+        self.program == LINEAR
+    }
+
     /// Runs the program once on `frame` (BPF_PROG_RUN), on the calling
     /// thread's CPU; returns its verdict (XDP_DROP 1, XDP_PASS 2).
     pub fn run_once(&mut self, frame: &[u8]) -> Result<u32, IoError> {
@@ -136,7 +172,7 @@ impl XdpRecv {
         let prog: &mut Xdp = self
             .obj
             .ebpf_mut()
-            .program_mut("xdprecv")
+            .program_mut(self.program)
             .ok_or_else(|| missing("xdprecv program"))?
             .try_into()
             .map_err(|e| bpf_error("finding the xdprecv program", &iface, &e))?;
