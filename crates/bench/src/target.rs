@@ -13,7 +13,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::ssh::clock::{latency_note, Clocks, HostClock};
+use crate::ssh::observe::Observer;
 use crate::ssh::{ControlDir, GenPart, Generators, Remote, SshHost};
+use crate::worker::protocol::RolePort;
 use crate::BenchError;
 
 /// One interface whose counters every run records.
@@ -54,6 +56,11 @@ pub struct Target {
     pub rcv_remote: Option<Remote>,
     /// Several generators sharing the traffic, when there are.
     pub generators: Option<Generators>,
+    /// The other hosts whose interfaces (and, for the DUT, CPUs and
+    /// interrupts) every trial records, read there by a worker.
+    pub observers: Vec<Observer>,
+    /// Why a remote DUT's counters are not recorded, when they are not.
+    pub observe_note: Option<String>,
 }
 
 /// The built-in lab's DUT ports.
@@ -113,6 +120,8 @@ impl Target {
             gen_remote: None,
             rcv_remote: None,
             generators: None,
+            observers: Vec::new(),
+            observe_note: None,
         };
         Ok((target.with_irqs()?, outcome))
     }
@@ -150,6 +159,8 @@ impl Target {
             gen_remote: None,
             rcv_remote: None,
             generators: None,
+            observers: Vec::new(),
+            observe_note: None,
         };
         target.with_irqs()
     }
@@ -172,10 +183,10 @@ impl Target {
         generators: &[(Option<String>, Port)],
         run_limit: Duration,
     ) -> Result<Target, BenchError> {
-        if gen_host.is_none() && rcv_host.is_none() && generators.is_empty() {
-            return Target::interfaces(lab, state_probe);
-        }
         let control = ControlDir::new()?;
+        if gen_host.is_none() && rcv_host.is_none() && generators.is_empty() {
+            return Target::interfaces(lab, state_probe)?.with_dut_observer(&control, run_limit);
+        }
         let remote = |dest: Option<&str>| {
             dest.map(|d| Remote {
                 host: SshHost::new(
@@ -280,8 +291,125 @@ impl Target {
             gen_remote,
             rcv_remote,
             generators: several,
+            observers: Vec::new(),
+            observe_note: None,
         };
-        target.with_irqs()
+        target
+            .with_irqs()?
+            .with_observers(&parts, run_limit)
+            .with_dut_observer(&control, run_limit)
+    }
+
+    /// A worker on each remote generator's and receiver's host watches its
+    /// ports (one per host).
+    fn with_observers(mut self, parts: &[GenPart], run_limit: Duration) -> Target {
+        let mut sides: Vec<(&Remote, String, &Port)> = Vec::new();
+        for (i, part) in parts.iter().enumerate() {
+            if let Some(r) = &part.remote {
+                let role = if i == 0 {
+                    "gen".to_string()
+                } else {
+                    format!("gen{}", i + 1)
+                };
+                sides.push((r, role, &part.port));
+            }
+        }
+        if let Some(r) = &self.rcv_remote {
+            sides.push((r, "rcv".into(), &self.rcv));
+        }
+        let mut observers: Vec<Observer> = Vec::new();
+        for (r, role, port) in sides {
+            let p = RolePort {
+                role: role.clone(),
+                iface: port.iface.clone(),
+                netns: port.netns.clone(),
+            };
+            let short = role.trim_end_matches(char::is_numeric).to_string();
+            match observers
+                .iter_mut()
+                .find(|o| o.host.dest() == r.host.dest())
+            {
+                Some(o) => {
+                    o.ports.push(p);
+                    if !o.role.split('+').any(|x| x == short) {
+                        o.role = format!("{}+{short}", o.role);
+                    }
+                }
+                None => observers.push(Observer {
+                    host: r.host.clone(),
+                    role: short,
+                    ports: vec![p],
+                    cpus: false,
+                    run_limit,
+                }),
+            }
+        }
+        self.observers = observers;
+        self
+    }
+
+    /// A DUT reached over ssh (`dut = "ssh HOST"`) is watched by a worker
+    /// on it: its ports (`dut_ifaces`: `dut_in`, `dut_out`, then `dut3`,
+    /// ...), its per-CPU load and its interrupts. Its ports are probed
+    /// now, so that a missing one stops the campaign before any traffic.
+    /// A DUT that is not Linux has no worker: a note says so.
+    fn with_dut_observer(
+        mut self,
+        control: &std::sync::Arc<ControlDir>,
+        run_limit: Duration,
+    ) -> Result<Target, BenchError> {
+        let (dut_ifaces, host, options) = match (&self.kind, &self.dut.runner) {
+            (LabKind::Interfaces(lab), pktlab_lab::dut::DutRunner::Ssh { host, options }) => {
+                (lab.dut_ifaces.clone(), host.clone(), options.clone())
+            }
+            _ => return Ok(self),
+        };
+        let shared = self.observers.iter().position(|o| o.host.dest() == host);
+        let ssh = match shared {
+            Some(i) => self.observers[i].host.clone(),
+            None => SshHost::new(&host, None, options, control.clone()),
+        };
+        let system = ssh.run("uname -s")?;
+        if system.trim() != "Linux" {
+            self.observe_note = Some(format!(
+                "the DUT {host} runs {}: its counters, CPU load and interrupts are not recorded (pktlab's worker runs on Linux)",
+                system.trim()
+            ));
+            return Ok(self);
+        }
+        let remote = Remote {
+            host: ssh.clone(),
+            run_limit,
+        };
+        let mut ports = Vec::new();
+        for (i, iface) in dut_ifaces.iter().enumerate() {
+            remote.probe(iface, None)?;
+            ports.push(RolePort {
+                role: match i {
+                    0 => "dut_in".into(),
+                    1 => "dut_out".into(),
+                    n => format!("dut{}", n + 1),
+                },
+                iface: iface.clone(),
+                netns: None,
+            });
+        }
+        match shared {
+            Some(i) => {
+                let o = &mut self.observers[i];
+                o.ports.extend(ports);
+                o.cpus = true;
+                o.role = format!("{}+dut", o.role);
+            }
+            None => self.observers.push(Observer {
+                host: ssh,
+                role: "dut".into(),
+                ports,
+                cpus: true,
+                run_limit,
+            }),
+        }
+        Ok(self)
     }
 
     fn with_irqs(mut self) -> Result<Target, BenchError> {
@@ -432,8 +560,17 @@ impl Target {
         }
     }
 
-    /// Why there are no interrupt counts, when there are none.
+    /// Why there are no interrupt counts, when there are none (and why a
+    /// remote DUT's counters are not recorded).
     pub fn interrupts_note(&self) -> Option<String> {
+        let veth = self.veth_note();
+        match (&self.observe_note, veth) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.clone().or(b),
+        }
+    }
+
+    fn veth_note(&self) -> Option<String> {
         let without: Vec<String> = self
             .watched
             .iter()

@@ -18,6 +18,7 @@ use crate::endpoint::{BenchIo, Endpoint, Local};
 use crate::late;
 use crate::monitor::{self, IfaceCounters, Second};
 use crate::samples::{run_value, steady};
+use crate::ssh::observe;
 use crate::target::Target;
 use crate::traffic::Traffic;
 use crate::BenchError;
@@ -302,6 +303,15 @@ fn one_trial(
             };
             return Err(err);
         };
+        // The other hosts count from here, before the first frame.
+        let observing = match observe::start(&lab.observers, settings.interval) {
+            Ok(o) => o,
+            Err(e) => {
+                rx_stop.stop();
+                let _ = receiver.join();
+                return Err(e);
+            }
+        };
         let sampler = scope.spawn(|| monitor::sample_until(lab, settings.interval, &monitor_stop));
         on_event(TrialEvent::Started);
         let mut tx_samples = Vec::new();
@@ -340,18 +350,22 @@ fn one_trial(
         let seconds = sampler
             .join()
             .map_err(|_| BenchError::Trial("the sampling thread panicked".into()))?;
+        let observed = observing.finish();
         drain(&mut rx_samples, &mut rx_counts, &mut on_event);
         Ok((
             tx.map(|t| (t, tx_samples)),
             rx.map(|r| (r, rx_samples, rx_counts, drain_end)),
-            seconds,
+            seconds.and_then(|s| observed.map(|o| (s, o))),
         ))
     })?;
     let (tx, tx_samples) = tx?;
     let (rx, rx_samples, rx_counts, drain_end) = rx?;
-    let seconds = seconds?;
+    let (mut seconds, observed) = seconds?;
     let after = monitor::read_counters(&lab.watched)?;
-    let lab_counters = monitor::counter_deltas(&before, &after);
+    let mut lab_counters = monitor::counter_deltas(&before, &after);
+    for o in observed {
+        observe::merge(&mut seconds, &mut lab_counters, o);
+    }
     let softnet = softnet::deltas(&softnet_before, &softnet::read()?);
     let kernel = window.end()?;
     let drops = drops::reconcile(
@@ -548,6 +562,8 @@ mod tests {
             gen_remote: None,
             rcv_remote: None,
             generators: None,
+            observers: Vec::new(),
+            observe_note: None,
             src_mac: [2, 0, 0, 0, 0, 1],
             dst_mac: [2, 0, 0, 0, 0, 2],
             watched: Vec::new(),

@@ -393,6 +393,7 @@ fn generator_dut_and_receiver_on_three_hosts_count_exactly() {
     assert_eq!(run["rx"]["iface"]["rx_packets"].as_u64(), Some(tx));
     let pps = run["forwarded_pps"].as_f64().unwrap();
     assert!((2_500.0..=5_300.0).contains(&pps), "{pps}");
+    remote_counters_add_up(&out_dir.join("runs/default.inet4.1.jsonl"), tx);
     let summary = &lines[1];
     assert_eq!(summary["type"], "summary");
     assert_eq!(summary["runs_finished"], 1);
@@ -504,6 +505,104 @@ fn two_generators_on_two_hosts_add_up_and_every_stream_is_checked() {
         env["lab"],
         "g0 on hosta + g0 on hostd -> DUT (hostb) -> r0 on hostc"
     );
+}
+
+/// The counter of `which` of interface (`host`, `role`, `iface`) in a list
+/// of interface counters of a run file.
+fn iface_counter(list: &Value, host: &str, role: &str, iface: &str, which: &str) -> Option<u64> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["host"] == host && c["role"] == role && c["iface"] == iface)
+        .map(|c| c[which].as_u64().unwrap())
+}
+
+/// The run file of a three-host run that sent `tx` frames: every host's
+/// lab interfaces were counted on that host, per second and in total, and
+/// the DUT's CPUs too.
+fn remote_counters_add_up(run_file: &Path, tx: u64) {
+    let lines = json_lines(&std::fs::read_to_string(run_file).unwrap());
+    let seconds: Vec<&Value> = lines.iter().filter(|l| l["type"] == "second").collect();
+    let result = lines.iter().find(|l| l["type"] == "result").unwrap();
+    let totals = &result["lab_counters"];
+    let ports = [
+        ("hosta", "gen", "g0", "tx_packets"),
+        ("hostb", "dut_in", "d0", "rx_packets"),
+        ("hostb", "dut_out", "d1", "tx_packets"),
+        ("hostc", "rcv", "r0", "rx_packets"),
+    ];
+    for (host, role, iface, which) in ports {
+        // The frames the generator sent, each counted once on each port.
+        let total = iface_counter(totals, host, role, iface, which);
+        assert_eq!(total, Some(tx), "{host} {iface} {which}: {totals}");
+        let per_second: Vec<u64> = seconds
+            .iter()
+            .filter_map(|s| iface_counter(&s["ifaces"], host, role, iface, which))
+            .collect();
+        // A 3 s run sampled every second, from the receiver's start to
+        // after the drain: 3 to 8 samples, adding up to the total.
+        assert!(
+            (3..=8).contains(&per_second.len()),
+            "{host} {iface}: {per_second:?}"
+        );
+        assert_eq!(
+            per_second.iter().sum::<u64>(),
+            tx,
+            "{host} {iface}: {per_second:?}"
+        );
+        // Nothing but the test frames crossed the port, and nothing broke.
+        let other = if which == "tx_packets" {
+            "rx_packets"
+        } else {
+            "tx_packets"
+        };
+        assert_eq!(
+            iface_counter(totals, host, role, iface, other),
+            Some(0),
+            "{totals}"
+        );
+        for bad in ["rx_errors", "tx_errors", "rx_dropped", "tx_dropped"] {
+            assert_eq!(
+                iface_counter(totals, host, role, iface, bad),
+                Some(0),
+                "{bad}: {totals}"
+            );
+        }
+    }
+    // The generator's and receiver's hosts have no CPU figures of their
+    // own in the record; the DUT's host has its per-CPU load each second.
+    let cpus = std::fs::read_to_string("/proc/stat")
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("cpu") && !l.starts_with("cpu "))
+        .count();
+    let dut_seconds: Vec<Value> = seconds
+        .iter()
+        .flat_map(|s| s["hosts"].as_array().cloned().unwrap_or_default())
+        .collect();
+    // Every CPU in each whole second (the short last one may miss a CPU
+    // whose counters did not tick).
+    let whole = dut_seconds
+        .iter()
+        .filter(|h| h["cpus"].as_array().unwrap().len() == cpus)
+        .count();
+    assert!(whole >= 3, "{dut_seconds:?}");
+    for h in &dut_seconds {
+        assert_eq!(h["host"], "hostb");
+        assert_eq!(h["role"], "dut");
+        let loads = h["cpus"].as_array().unwrap();
+        assert!(loads.len() <= cpus, "{h}");
+        for l in loads {
+            let sum: f64 = ["user", "system", "irq", "softirq", "steal", "idle"]
+                .iter()
+                .map(|k| l[*k].as_f64().unwrap())
+                .sum();
+            // Percentages of one interval, each rounded to 0.01.
+            assert!((99.9..=100.1).contains(&sum), "{l}");
+        }
+        // veth raises no interrupts.
+        assert_eq!(h["interrupts"], serde_json::json!([]));
+    }
 }
 
 /// Runs a bench that must fail before any traffic: exit 1, one line;

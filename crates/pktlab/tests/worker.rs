@@ -94,7 +94,7 @@ fn gen_job(v: &VethNs, duration: f64, deadline: f64) -> Value {
         .map(|b| u8::from_str_radix(b, 16).unwrap())
         .collect();
     json!({
-        "version": 1,
+        "version": 2,
         "deadline_secs": deadline,
         "task": {
             "role": "gen", "io": "afpacket", "iface": "va",
@@ -119,14 +119,14 @@ fn a_receiver_and_a_generator_job_count_the_same_frames() {
     let v = VethNs::new();
     let mut rx = Worker::start(&v.ns);
     rx.send(&json!({
-        "version": 1, "deadline_secs": 30.0,
+        "version": 2, "deadline_secs": 30.0,
         "task": {"role": "recv", "io": "afpacket", "iface": "vb", "threads": 1,
                  "count": null, "duration_secs": null, "idle_secs": null,
                  "interval_secs": 0.25, "cpus": [], "netns": null}
     }));
     let ready = rx.next();
     assert_eq!(ready["type"], "ready");
-    assert_eq!(ready["version"], 1);
+    assert_eq!(ready["version"], 2);
     assert_eq!(ready["pktlab"], env!("CARGO_PKG_VERSION"));
     // Its clock is this host's.
     let now = pktlab_io::clock::realtime_ns();
@@ -203,11 +203,12 @@ fn the_deadline_and_sighup_stop_a_generator_whatever_the_controller_does() {
 fn another_protocol_version_or_a_bad_job_is_one_error_line_and_exit_1() {
     let v = VethNs::new();
     let mut w = Worker::start(&v.ns);
-    w.send(&json!({"version": 2, "task": {"role": "gen"}, "deadline_secs": 1}));
+    // A controller of version 1 (before the observe task).
+    w.send(&json!({"version": 1, "task": {"role": "gen"}, "deadline_secs": 1}));
     let e = w.next();
     assert_eq!(e["type"], "error");
     let msg = format!(
-        "protocol version 2 from the controller, but this worker (pktlab {}) speaks version 1: use the same pktlab version on every host",
+        "protocol version 1 from the controller, but this worker (pktlab {}) speaks version 2: use the same pktlab version on every host",
         env!("CARGO_PKG_VERSION")
     );
     assert_eq!(e["message"], msg.as_str());

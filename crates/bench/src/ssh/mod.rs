@@ -5,6 +5,7 @@
 
 pub mod clock;
 pub mod host;
+pub mod observe;
 pub mod session;
 pub mod several;
 
