@@ -645,7 +645,7 @@ fn wrong_host_key_refused_login_and_unknown_interface_stop_before_traffic() {
     assert!(out.status.success(), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 7, "{stdout}");
+    assert_eq!(lines.len(), 9, "{stdout}");
     assert_eq!(lines[0], "lab g0 on hosta -> DUT (hostb) -> r0 on hostc");
     assert_eq!(
         lines[1],
@@ -663,12 +663,21 @@ fn wrong_host_key_refused_login_and_unknown_interface_stop_before_traffic() {
     );
     assert_eq!(lines[3], "  DUT: commands run on hostb");
     assert!(lines[4].starts_with("  DUT: Linux "), "{stdout}");
-    // No chrony on these hosts: latency across them is not comparable.
+    // The DUT sends the first and the last destination towards C.
     assert_eq!(
         lines[5],
+        "  DUT route: 198.19.10.1 out of d1 via 198.19.0.208"
+    );
+    assert_eq!(
+        lines[6],
+        "  DUT route: 198.19.10.100 out of d1 via 198.19.0.208"
+    );
+    // No chrony on these hosts: latency across them is not comparable.
+    assert_eq!(
+        lines[7],
         "  clocks: one-way latency between hosta and hostc is not comparable: the clocks' error is unknown (no synchronised chrony on hosta and hostc)"
     );
-    assert_eq!(lines[6], "lab OK: no test traffic was sent");
+    assert_eq!(lines[8], "lab OK: no test traffic was sent");
     assert_eq!(counter(&a, "g0", "tx_packets"), before);
 
     // C presents A's host key.
@@ -727,6 +736,55 @@ fn wrong_host_key_refused_login_and_unknown_interface_stop_before_traffic() {
     let err = fails_before_traffic(&lab, &file, &a);
     assert!(err.starts_with("pktlab: host hostc: "), "{err}");
     assert!(err.contains("r9"), "{err}");
+}
+
+#[test]
+fn lab_check_names_each_destination_the_dut_does_not_route_towards_the_receiver() {
+    let _serial = one_at_a_time();
+    let lab = Lab::new(&["a", "b", "c"], &["a", "c"]);
+    let d0 = lab.cable("a", "b", "c");
+    let (a, b) = (lab.ns("a"), lab.ns("b"));
+    let file = lab.campaign("three.toml", &three_host_campaign(&d0, 1, "2s"));
+    // The DUT lost the route of the lab's destinations; a narrower one
+    // sends the upper part of them out of its management port.
+    sh(&format!(
+        "ip -n {b} route del 198.19.10.0/24 && \
+         ip -n {b} route add 198.19.10.64/26 via 198.18.255.1 dev mgmt"
+    ));
+    let before = counter(&a, "g0", "tx_packets");
+    let out = lab.pktlab(&["lab", "check", "-f", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let problems: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("  problem: "))
+        .collect();
+    assert_eq!(
+        problems,
+        [
+            "  problem: the DUT (on hostb) has no route to 198.19.10.1: RTNETLINK answers: Network is unreachable",
+            "  problem: the DUT (on hostb) sends 198.19.10.100 out of mgmt, not d1 (its port towards the receiver)",
+        ],
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout.lines().last(),
+        Some("lab NOT OK: 2 problems; no test traffic was sent")
+    );
+    assert_eq!(counter(&a, "g0", "tx_packets"), before);
+    // Routed again: the check passes.
+    sh(&format!(
+        "ip -n {b} route del 198.19.10.64/26 && \
+         ip -n {b} route add 198.19.10.0/24 via 198.19.0.208 dev d1"
+    ));
+    let out = lab.pktlab(&["lab", "check", "-f", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).ends_with("lab OK: no test traffic was sent\n"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]
