@@ -12,7 +12,7 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::ssh::clock::{latency_note, Clocks, HostClock};
+use crate::ssh::clock::{latency_note, run_latency_note, Clocks, HostClock, CLOCK_SCRIPT};
 use crate::ssh::observe::Observer;
 use crate::ssh::{ControlDir, GenPart, Generators, Remote, SshHost};
 use crate::worker::protocol::RolePort;
@@ -427,40 +427,27 @@ impl Target {
     /// latency, when the generator or the receiver is on another host
     /// (None: everything runs here on one clock).
     pub fn clocks(&self) -> Option<Clocks> {
-        let gens: Vec<&Option<Remote>> = match &self.generators {
-            Some(g) => g.parts.iter().map(|p| &p.remote).collect(),
-            None => vec![&self.gen_remote],
-        };
-        if gens.iter().all(|g| g.is_none()) && self.rcv_remote.is_none() {
-            return None;
-        }
-        let name = |r: &Option<Remote>| {
-            r.as_ref()
-                .map_or("here".to_string(), |r| r.host.dest().to_string())
-        };
+        let (gens, rcv) = self.clock_sides()?;
         let mut hosts: Vec<HostClock> = Vec::new();
-        for r in gens.iter().copied().chain([&self.rcv_remote]) {
-            let host = name(r);
-            if hosts.iter().any(|h| h.host == host) {
+        for (host, r) in gens.iter().chain([&rcv]) {
+            if hosts.iter().any(|h| &h.host == host) {
                 continue;
             }
             let text = match r {
-                Some(r) => r
-                    .host
-                    .run("chronyc -n tracking 2>/dev/null; true")
-                    .unwrap_or_default(),
-                None => std::process::Command::new("chronyc")
-                    .args(["-n", "tracking"])
+                Some(r) => r.host.run(CLOCK_SCRIPT).unwrap_or_default(),
+                None => std::process::Command::new("sh")
+                    .args(["-c", CLOCK_SCRIPT])
+                    .stdin(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
                     .output()
                     .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
                     .unwrap_or_default(),
             };
-            hosts.push(HostClock::from_tracking(&host, &text));
+            hosts.push(HostClock::from_report(host, &text));
         }
-        let rcv = name(&self.rcv_remote);
         let mut notes: Vec<String> = Vec::new();
-        for g in gens {
-            let note = latency_note(&hosts, &name(g), &rcv);
+        for (g, _) in &gens {
+            let note = latency_note(&hosts, g, &rcv.0);
             if !notes.contains(&note) {
                 notes.push(note);
             }
@@ -469,6 +456,47 @@ impl Target {
             hosts,
             latency: notes.join("; "),
         })
+    }
+
+    /// The generators' hosts and the receiver's, by name (`here`, or the
+    /// ssh destination); None when all run here.
+    #[allow(clippy::type_complexity)]
+    fn clock_sides(&self) -> Option<(Vec<(String, Option<&Remote>)>, (String, Option<&Remote>))> {
+        let gens: Vec<&Option<Remote>> = match &self.generators {
+            Some(g) => g.parts.iter().map(|p| &p.remote).collect(),
+            None => vec![&self.gen_remote],
+        };
+        if gens.iter().all(|g| g.is_none()) && self.rcv_remote.is_none() {
+            return None;
+        }
+        fn side(r: &Option<Remote>) -> (String, Option<&Remote>) {
+            (
+                r.as_ref()
+                    .map_or("here".to_string(), |r| r.host.dest().to_string()),
+                r.as_ref(),
+            )
+        }
+        Some((gens.into_iter().map(side).collect(), side(&self.rcv_remote)))
+    }
+
+    /// What a run's one-way latency (the smallest the receiver measured:
+    /// `min_latency_ns`) is worth when the generator and the receiver are
+    /// on different hosts: the clocks read now, and
+    /// [`crate::ssh::clock::run_latency_note`] for every generator's host;
+    /// a "not comparable" one wins. None when they share one clock.
+    pub fn run_latency_note(&self, min_latency_ns: u64) -> Option<String> {
+        let (gens, rcv) = self.clock_sides()?;
+        let clocks = self.clocks()?;
+        let mut notes: Vec<String> = Vec::new();
+        for (g, _) in &gens {
+            if let Some(n) = run_latency_note(&clocks.hosts, g, &rcv.0, min_latency_ns) {
+                if !notes.contains(&n) {
+                    notes.push(n);
+                }
+            }
+        }
+        let worst = notes.iter().find(|n| n.starts_with("not comparable"));
+        worst.or(notes.first()).cloned()
     }
 
     /// One line per port, read again where it is: its host, MAC, MTU and

@@ -116,6 +116,12 @@ pub struct TrialResult {
     pub seconds: Vec<Second>,
     /// Where the lost frames went (`crate::drops`).
     pub drops: Drops,
+    /// What the receiver's one-way latency is worth when the generator
+    /// runs on another host: "clocks of A and C synchronised to ±X µs",
+    /// or "not comparable: ..." (`crate::ssh::clock::run_latency_note`).
+    /// Absent when both ends share one clock: the latency is exact.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_note: Option<String>,
 }
 
 /// Progress of a trial, for a live display.
@@ -396,6 +402,10 @@ fn one_trial(
         .late_window
         .and_then(|_| late::late(&rx_counts, drain_end.as_secs_f64(), received));
     let lost = tx.packets.saturating_sub(received - late.unwrap_or(0));
+    let latency_note = rx
+        .latency_ns
+        .as_ref()
+        .and_then(|l| lab.run_latency_note(l.min));
     Ok(TrialResult {
         intended_pps: rate_pps,
         forwarded_pps,
@@ -416,6 +426,7 @@ fn one_trial(
         dut_backlog_drops,
         seconds,
         drops,
+        latency_note,
     })
 }
 

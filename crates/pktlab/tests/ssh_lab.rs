@@ -137,10 +137,12 @@ impl Lab {
             sh(&format!(
                 "ssh-keygen -q -t ed25519 -N '' -f {d}/host_{name}"
             ));
+            // A host without this pktlab may get another one in
+            // `old_NAME` (see `Lab::give_old_pktlab`).
             let path = if with_pktlab.contains(name) {
                 format!("{d}/bin:/usr/sbin:/usr/bin:/sbin:/bin")
             } else {
-                "/usr/sbin:/usr/bin:/sbin:/bin".to_string()
+                format!("{d}/old_{name}:/usr/sbin:/usr/bin:/sbin:/bin")
             };
             std::fs::write(
                 format!("{d}/sshd_{name}"),
@@ -172,6 +174,25 @@ impl Lab {
 
     fn path(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// Puts on host `name`'s PATH a pktlab of this version that predates
+    /// the worker's protocol check (no `worker --protocol`).
+    fn give_old_pktlab(&self, name: &str) {
+        let dir = self.path().join(format!("old_{name}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("pktlab");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\ncase \"$1\" in --version) echo 'pktlab {}' ;; \
+                 *) echo \"pktlab: unexpected argument '$*'\" >&2; exit 2 ;; esac\n",
+                env!("CARGO_PKG_VERSION")
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 
     fn host(&self, name: &str) -> &Host {
@@ -353,6 +374,9 @@ fn generator_dut_and_receiver_on_three_hosts_count_exactly() {
     // campaign locks under its host's name: one test at a time.
     let _serial = one_at_a_time();
     let lab = Lab::new(&["a", "b", "c"], &["a"]);
+    // C has a pktlab of this version without the worker's protocol check:
+    // it is not used, this one is copied over.
+    lab.give_old_pktlab("c");
     let d0 = lab.cable("a", "b", "c");
     let file = lab.campaign("three.toml", &three_host_campaign(&d0, 1, "3s"));
     let out_dir = lab.path().join("r");
@@ -394,6 +418,16 @@ fn generator_dut_and_receiver_on_three_hosts_count_exactly() {
     let pps = run["forwarded_pps"].as_f64().unwrap();
     assert!((2_500.0..=5_300.0).contains(&pps), "{pps}");
     remote_counters_add_up(&out_dir.join("runs/default.inet4.1.jsonl"), tx);
+    // The receiver on C measured one-way latency against A's clock: with
+    // no chrony or PTP in these hosts, the run says it is not comparable.
+    assert!(
+        run["rx"]["latency_ns"]["min"].as_u64().unwrap() > 0,
+        "{run}"
+    );
+    assert_eq!(
+        run["latency_note"],
+        "not comparable: the clocks' error is unknown (no synchronised chrony or PTP on hosta and hostc)"
+    );
     let summary = &lines[1];
     assert_eq!(summary["type"], "summary");
     assert_eq!(summary["runs_finished"], 1);
@@ -410,19 +444,24 @@ fn generator_dut_and_receiver_on_three_hosts_count_exactly() {
             {"host": "hostc", "offset_s": null, "error_s": null}
         ])
     );
-    assert!(env["clocks"]["latency"]
-        .as_str()
-        .unwrap()
-        .starts_with("one-way latency between hosta and hostc is not comparable"));
-    // A had this pktlab on its PATH: nothing was copied there. C had none:
-    // this very binary went into C's cache.
+    assert_eq!(
+        env["clocks"]["latency"],
+        "one-way latency between hosta and hostc is not comparable: the clocks' error is unknown (no synchronised chrony or PTP on hosta and hostc)"
+    );
+    // A had this pktlab on its PATH: nothing was copied there. C had an
+    // older build of the same version and B none: this very binary went
+    // into their caches.
     let version = env!("CARGO_PKG_VERSION");
     assert!(!lab.path().join("cache_a").exists());
-    let copy = lab.path().join(format!("cache_c/pktlab/{version}/pktlab"));
-    assert_eq!(
-        std::fs::read(&copy).unwrap(),
-        std::fs::read(PKTLAB).unwrap()
-    );
+    for h in ["b", "c"] {
+        let copy = lab
+            .path()
+            .join(format!("cache_{h}/pktlab/{version}/pktlab"));
+        assert_eq!(
+            std::fs::read(&copy).unwrap(),
+            std::fs::read(PKTLAB).unwrap()
+        );
+    }
     // The campaign saved for --resume names the ssh config by its full path.
     let saved = std::fs::read_to_string(out_dir.join("campaign.toml")).unwrap();
     let cfg = std::fs::canonicalize(lab.path().join("ssh_config")).unwrap();
@@ -499,6 +538,23 @@ fn two_generators_on_two_hosts_add_up_and_every_stream_is_checked() {
     }
     let offered = run["offered_pps"].as_f64().unwrap();
     assert!((2_500.0..=5_300.0).contains(&offered), "{offered}");
+    // Each generator's port was counted on its own host.
+    let totals = &run["lab_counters"];
+    assert_eq!(
+        iface_counter(totals, "hosta", "gen", "g0", "tx_packets"),
+        Some(from_a),
+        "{totals}"
+    );
+    assert_eq!(
+        iface_counter(totals, "hostd", "gen2", "g0", "tx_packets"),
+        Some(from_d),
+        "{totals}"
+    );
+    assert_eq!(
+        iface_counter(totals, "hostc", "rcv", "r0", "rx_packets"),
+        Some(tx),
+        "{totals}"
+    );
     let env: Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("env.json")).unwrap()).unwrap();
     assert_eq!(
@@ -675,7 +731,7 @@ fn wrong_host_key_refused_login_and_unknown_interface_stop_before_traffic() {
     // No chrony on these hosts: latency across them is not comparable.
     assert_eq!(
         lines[7],
-        "  clocks: one-way latency between hosta and hostc is not comparable: the clocks' error is unknown (no synchronised chrony on hosta and hostc)"
+        "  clocks: one-way latency between hosta and hostc is not comparable: the clocks' error is unknown (no synchronised chrony or PTP on hosta and hostc)"
     );
     assert_eq!(lines[8], "lab OK: no test traffic was sent");
     assert_eq!(counter(&a, "g0", "tx_packets"), before);
@@ -848,6 +904,18 @@ fn a_host_lost_in_run_2_of_3_fails_that_run_and_resume_completes() {
         stdout.contains("Resuming: 1 of 3 runs are already finished"),
         "{stdout}"
     );
+    // Each of the two runs says what its cross-host latency is worth.
+    let notes: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("  latency: median "))
+        .collect();
+    assert_eq!(notes.len(), 2, "{stdout}");
+    for n in notes {
+        assert!(
+            n.ends_with(" µs, not comparable: the clocks' error is unknown (no synchronised chrony or PTP on hosta and hostc)"),
+            "{n}"
+        );
+    }
     let mut runs: Vec<String> = std::fs::read_dir(out_dir.join("runs"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -896,6 +964,11 @@ fn ctrl_c_leaves_no_pktlab_on_any_host() {
     let mut out = String::new();
     std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
     assert!(out.contains("Interrupted: 0 of 1 runs finished"), "{out}");
+    // The human text says what the clocks allow before the first run.
+    assert!(
+        out.lines().any(|l| l == "Clocks: one-way latency between hosta and hostc is not comparable: the clocks' error is unknown (no synchronised chrony or PTP on hosta and hostc)"),
+        "{out}"
+    );
     for h in ["a", "b", "c"] {
         let left: Vec<String> = commands_in(&lab.ns(h))
             .into_iter()

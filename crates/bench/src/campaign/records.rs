@@ -311,6 +311,7 @@ mod tests {
                 traced: true,
                 tester_limited: false,
             },
+            latency_note: None,
         }
     }
 
