@@ -162,7 +162,43 @@ impl Target {
             observers: Vec::new(),
             observe_note: None,
         };
-        target.with_irqs()
+        target.with_local_dut_ports()?.with_irqs()
+    }
+
+    /// A DUT whose commands run here or in a namespace of this host
+    /// (`dut = "local"`, `"netns NAME"`) has its `dut_ifaces` watched here
+    /// like the tester's ports, as the built-in lab's are (roles `dut_in`,
+    /// `dut_out`, then `dut3`, ...), between the generator's and the
+    /// receiver's. A missing or down one stops the campaign now.
+    fn with_local_dut_ports(mut self) -> Result<Target, BenchError> {
+        let LabKind::Interfaces(lab) = &self.kind else {
+            return Ok(self);
+        };
+        let ns = match &self.dut.runner {
+            pktlab_lab::dut::DutRunner::Local => None,
+            pktlab_lab::dut::DutRunner::Netns { netns } => Some(netns.clone()),
+            pktlab_lab::dut::DutRunner::Ssh { .. } => return Ok(self),
+        };
+        let mut ports = Vec::new();
+        let mut problems = Vec::new();
+        for (i, iface) in lab.dut_ifaces.iter().enumerate() {
+            let port = Port::new(iface, ns.as_deref());
+            problems.extend(port.problem()?);
+            ports.push(Watched {
+                role: dut_role(i),
+                port,
+            });
+        }
+        if !problems.is_empty() {
+            return Err(BenchError::Trial(problems.join("; ")));
+        }
+        let at = self
+            .watched
+            .iter()
+            .position(|w| w.role == "rcv")
+            .unwrap_or(self.watched.len());
+        self.watched.splice(at..at, ports);
+        Ok(self)
     }
 
     /// A lab on existing interfaces whose generator(s) and/or receiver run
@@ -295,6 +331,7 @@ impl Target {
             observe_note: None,
         };
         target
+            .with_local_dut_ports()?
             .with_irqs()?
             .with_observers(&parts, run_limit)
             .with_dut_observer(&control, run_limit)
@@ -385,11 +422,7 @@ impl Target {
         for (i, iface) in dut_ifaces.iter().enumerate() {
             remote.probe(iface, None)?;
             ports.push(RolePort {
-                role: match i {
-                    0 => "dut_in".into(),
-                    1 => "dut_out".into(),
-                    n => format!("dut{}", n + 1),
-                },
+                role: dut_role(i),
                 iface: iface.clone(),
                 netns: None,
             });
@@ -616,9 +649,12 @@ impl Target {
     /// Drivers of every watched interface, then of the DUT's ports when its
     /// commands can reach them.
     pub fn nic_facts(&self) -> Vec<NicFacts> {
+        let interfaces = matches!(self.kind, LabKind::Interfaces(_));
         let mut v: Vec<NicFacts> = self
             .watched
             .iter()
+            // An interface lab's DUT ports have their `dut:` entries below.
+            .filter(|w| !(interfaces && w.role.starts_with("dut")))
             .map(|w| {
                 envinfo::nic_facts(w.port.netns.as_deref(), &w.port.iface).unwrap_or_else(|_| {
                     NicFacts {
@@ -688,6 +724,15 @@ fn on_host(port: &Port, remote: &Option<Remote>) -> String {
     match remote {
         Some(r) => format!("{} on {}", port.describe(), r.host.dest()),
         None => port.describe(),
+    }
+}
+
+/// The role of the DUT's `i`th port of `dut_ifaces`.
+fn dut_role(i: usize) -> String {
+    match i {
+        0 => "dut_in".into(),
+        1 => "dut_out".into(),
+        n => format!("dut{}", n + 1),
     }
 }
 
