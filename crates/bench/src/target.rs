@@ -61,6 +61,9 @@ pub struct Target {
     pub observers: Vec<Observer>,
     /// Why a remote DUT's counters are not recorded, when they are not.
     pub observe_note: Option<String>,
+    /// Other hosts' lab ports that have no device (veth): no interrupts
+    /// (`g0 on hosta`).
+    pub remote_without_irqs: Vec<String>,
 }
 
 /// The built-in lab's DUT ports.
@@ -122,6 +125,7 @@ impl Target {
             generators: None,
             observers: Vec::new(),
             observe_note: None,
+            remote_without_irqs: Vec::new(),
         };
         Ok((target.with_irqs()?, outcome))
     }
@@ -161,6 +165,7 @@ impl Target {
             generators: None,
             observers: Vec::new(),
             observe_note: None,
+            remote_without_irqs: Vec::new(),
         };
         target.with_local_dut_ports()?.with_irqs()
     }
@@ -242,6 +247,7 @@ impl Target {
         let rcv_remote = remote(rcv_host);
         let mut problems = Vec::new();
         let mut parts = Vec::new();
+        let mut without_irqs = Vec::new();
         let sides = gens.iter().map(|(h, p)| (true, *p, remote(*h))).chain([(
             false,
             &lab.rcv,
@@ -262,6 +268,9 @@ impl Target {
                 Some(r) => {
                     r.host.pktlab()?;
                     let facts = r.probe(&port.iface, port.netns.as_deref())?;
+                    if !facts.device {
+                        without_irqs.push(format!("{} on {}", port.iface, r.host.dest()));
+                    }
                     if !facts.up {
                         problems.push(format!(
                             "{}: interface {} is down",
@@ -329,6 +338,7 @@ impl Target {
             generators: several,
             observers: Vec::new(),
             observe_note: None,
+            remote_without_irqs: without_irqs,
         };
         target
             .with_local_dut_ports()?
@@ -420,7 +430,10 @@ impl Target {
         };
         let mut ports = Vec::new();
         for (i, iface) in dut_ifaces.iter().enumerate() {
-            remote.probe(iface, None)?;
+            if !remote.probe(iface, None)?.device {
+                self.remote_without_irqs
+                    .push(format!("{iface} on {}", ssh.dest()));
+            }
             ports.push(RolePort {
                 role: dut_role(i),
                 iface: iface.clone(),
@@ -637,6 +650,7 @@ impl Target {
             .iter()
             .filter(|w| !self.irqs.iter().any(|m| m.iface == w.port.iface))
             .map(|w| w.port.describe())
+            .chain(self.remote_without_irqs.iter().cloned())
             .collect();
         (!without.is_empty()).then(|| {
             format!(

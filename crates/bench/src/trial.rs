@@ -575,6 +575,7 @@ mod tests {
             generators: None,
             observers: Vec::new(),
             observe_note: None,
+            remote_without_irqs: Vec::new(),
             src_mac: [2, 0, 0, 0, 0, 1],
             dst_mac: [2, 0, 0, 0, 0, 2],
             watched: Vec::new(),

@@ -436,6 +436,12 @@ fn generator_dut_and_receiver_on_three_hosts_count_exactly() {
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("env.json")).unwrap()).unwrap();
     assert_eq!(env["lab"], "g0 on hosta -> DUT (hostb) -> r0 on hostc");
     assert!(env["dut_uname"].as_str().unwrap().starts_with("Linux "));
+    // Every host's ports are veth: none raises interrupts, and the record
+    // says so for each of them.
+    assert_eq!(
+        env["interrupts"],
+        "no interrupts for g0 on hosta, r0 on hostc, d0 on hostb, d1 on hostb: virtual interfaces (veth) have no device and raise none"
+    );
     // The hosts' clocks, as chrony reports them: here, none runs.
     assert_eq!(
         env["clocks"]["hosts"],

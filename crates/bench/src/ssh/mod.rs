@@ -43,6 +43,8 @@ pub struct PortFacts {
     pub mac: [u8; 6],
     pub up: bool,
     pub mtu: u32,
+    /// It has a device, whose interrupts can be counted.
+    pub device: bool,
 }
 
 impl Remote {

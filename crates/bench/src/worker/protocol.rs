@@ -177,6 +177,10 @@ pub enum Reply {
         mac: [u8; 6],
         up: bool,
         mtu: u32,
+        /// The interface has a device that raises interrupts (veth has
+        /// none).
+        #[serde(default)]
+        device: bool,
     },
     /// An observer's first reading is taken: counting from here.
     Observing,

@@ -330,10 +330,14 @@ fn probe(port: &PortRef) -> Result<Reply, String> {
         None => facts(),
     };
     let (i, up) = found.map_err(|e| e.to_string())?;
+    let device = interrupts::nic_irq_match(port.netns.as_deref(), &port.iface)
+        .map_err(|e| e.to_string())?
+        .is_some();
     Ok(Reply::Port {
         mac: i.mac,
         up,
         mtu: i.mtu,
+        device,
     })
 }
 
@@ -389,6 +393,7 @@ mod tests {
         assert_eq!(lines[0]["mac"], serde_json::json!([0, 0, 0, 0, 0, 0]));
         assert_eq!(lines[0]["up"], true);
         assert_eq!(lines[0]["mtu"], 65536);
+        assert_eq!(lines[0]["device"], false);
     }
 
     #[test]
