@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use pktlab_io::iface::IfCounters;
 use pktlab_lab::cpuload::{self, CpuLoad, CpuTimes};
-use pktlab_lab::interrupts::{self, IrqDelta, IrqLine};
+use pktlab_lab::interrupts::{self, IrqDelta, IrqLine, NicIrqMatch};
 use pktlab_lab::ports::counters_at;
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +17,9 @@ use crate::BenchError;
 /// One interface's counters over one interval (or a whole run).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IfaceCounters {
+    /// The ssh destination of the interface's host; None: this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     pub role: String,
     pub ns: Option<String>,
     pub iface: String,
@@ -34,6 +37,43 @@ pub struct Second {
     pub ifaces: Vec<IfaceCounters>,
     pub cpus: Vec<CpuLoad>,
     pub interrupts: Vec<IrqDelta>,
+    /// The per-CPU load and interrupts of the lab's other hosts (a DUT
+    /// reached over ssh), read there by their workers; their interfaces
+    /// are in `ifaces`, with their `host`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostLoad>,
+}
+
+/// One other host's second.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HostLoad {
+    /// The ssh destination.
+    pub host: String,
+    /// What the host is in the lab: `dut`, `gen`, `rcv` (joined with `+`
+    /// when it is several).
+    pub role: String,
+    pub cpus: Vec<CpuLoad>,
+    pub interrupts: Vec<IrqDelta>,
+}
+
+/// What a sampler reads: interfaces, and where their interrupts are; the
+/// per-CPU load when `cpus`.
+#[derive(Clone, Copy, Debug)]
+pub struct Sampled<'a> {
+    pub watched: &'a [Watched],
+    pub irqs: &'a [NicIrqMatch],
+    pub cpus: bool,
+}
+
+impl<'a> Sampled<'a> {
+    /// A lab's own interfaces and this host's CPUs.
+    pub fn of(target: &'a Target) -> Sampled<'a> {
+        Sampled {
+            watched: &target.watched,
+            irqs: &target.irqs,
+            cpus: true,
+        }
+    }
 }
 
 /// Everything read at one instant.
@@ -65,6 +105,7 @@ pub fn read_counters(watched: &[Watched]) -> Result<Vec<IfaceCounters>, BenchErr
         for (&j, c) in group.iter().zip(counters) {
             done[j] = true;
             out[j] = Some(IfaceCounters {
+                host: None,
                 role: watched[j].role.clone(),
                 ns: watched[j].port.netns.clone(),
                 iface: watched[j].port.iface.clone(),
@@ -89,12 +130,16 @@ pub fn counter_deltas(before: &[IfaceCounters], after: &[IfaceCounters]) -> Vec<
         .collect()
 }
 
-fn read(target: &Target) -> Result<Reading, BenchError> {
+fn read(s: Sampled<'_>) -> Result<Reading, BenchError> {
     Ok(Reading {
         at: Instant::now(),
-        counters: read_counters(&target.watched)?,
-        cpus: cpuload::read_cpu_times()?,
-        irqs: if target.irqs.is_empty() {
+        counters: read_counters(s.watched)?,
+        cpus: if s.cpus {
+            cpuload::read_cpu_times()?
+        } else {
+            Vec::new()
+        },
+        irqs: if s.irqs.is_empty() {
             Vec::new()
         } else {
             interrupts::read_interrupts()?
@@ -102,13 +147,14 @@ fn read(target: &Target) -> Result<Reading, BenchError> {
     })
 }
 
-fn second(t: usize, before: &Reading, after: &Reading, target: &Target) -> Second {
+fn second(t: usize, before: &Reading, after: &Reading, s: Sampled<'_>) -> Second {
     Second {
         t,
         seconds: (after.at - before.at).as_secs_f64(),
         ifaces: counter_deltas(&before.counters, &after.counters),
         cpus: cpuload::load_between(&before.cpus, &after.cpus),
-        interrupts: interrupts::deltas(&target.irqs, &before.irqs, &after.irqs),
+        interrupts: interrupts::deltas(s.irqs, &before.irqs, &after.irqs),
+        hosts: Vec::new(),
     }
 }
 
@@ -120,26 +166,62 @@ pub fn sample_until(
     stop: &AtomicBool,
 ) -> Result<Vec<Second>, BenchError> {
     let mut out = Vec::new();
-    let mut prev = read(target)?;
-    let start = prev.at;
-    let mut t = 0;
-    loop {
-        t += 1;
-        let deadline = start + interval * t as u32;
-        // Short sleeps, so that a stop is seen quickly.
-        while Instant::now() < deadline && !stop.load(Ordering::Relaxed) {
-            std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
+    Sampler::start(Sampled::of(target))?.run(
+        interval,
+        false,
+        &|| stop.load(Ordering::Relaxed),
+        &mut |s| out.push(s),
+    )?;
+    Ok(out)
+}
+
+/// A sampler whose first reading is taken.
+pub struct Sampler<'a> {
+    s: Sampled<'a>,
+    first: Reading,
+}
+
+impl<'a> Sampler<'a> {
+    /// Takes the first reading: what the seconds and the totals count from.
+    pub fn start(s: Sampled<'a>) -> Result<Sampler<'a>, BenchError> {
+        Ok(Sampler { s, first: read(s)? })
+    }
+
+    /// Samples every `interval` until `stopped()`, handing each second to
+    /// `on_second` as soon as it is read, and returns the counters from
+    /// the first reading to the last. With `whole_tail` the partial last
+    /// interval is always handed on, however short, so that the seconds
+    /// add up to those counters exactly; else a last interval under a
+    /// tenth of `interval` is left out as noise.
+    pub fn run(
+        self,
+        interval: Duration,
+        whole_tail: bool,
+        stopped: &dyn Fn() -> bool,
+        on_second: &mut dyn FnMut(Second),
+    ) -> Result<Vec<IfaceCounters>, BenchError> {
+        let s = self.s;
+        let start = self.first.at;
+        let base = self.first.counters.clone();
+        let mut prev = self.first;
+        let mut t = 0;
+        loop {
+            t += 1;
+            let deadline = start + interval * t as u32;
+            // Short sleeps, so that a stop is seen quickly.
+            while Instant::now() < deadline && !stopped() {
+                std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
+            }
+            let now = read(s)?;
+            let stop = stopped();
+            if !stop || whole_tail || (now.at - prev.at) >= interval / 10 {
+                on_second(second(t, &prev, &now, s));
+            }
+            if stop {
+                return Ok(counter_deltas(&base, &now.counters));
+            }
+            prev = now;
         }
-        let now = read(target)?;
-        let stopped = stop.load(Ordering::Relaxed);
-        // A last interval shorter than a tenth is noise, not a second.
-        if !stopped || (now.at - prev.at) >= interval / 10 {
-            out.push(second(t, &prev, &now, target));
-        }
-        if stopped {
-            return Ok(out);
-        }
-        prev = now;
     }
 }
 
@@ -150,6 +232,7 @@ mod tests {
     #[test]
     fn deltas_match_by_namespace_and_name() {
         let c = |ns: &str, iface: &str, rx: u64| IfaceCounters {
+            host: None,
             role: "x".into(),
             ns: Some(ns.into()),
             iface: iface.into(),

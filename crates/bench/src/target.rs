@@ -12,8 +12,10 @@ use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::ssh::clock::{latency_note, Clocks, HostClock};
+use crate::ssh::clock::{latency_note, run_latency_note, Clocks, HostClock, CLOCK_SCRIPT};
+use crate::ssh::observe::Observer;
 use crate::ssh::{ControlDir, GenPart, Generators, Remote, SshHost};
+use crate::worker::protocol::RolePort;
 use crate::BenchError;
 
 /// One interface whose counters every run records.
@@ -54,6 +56,14 @@ pub struct Target {
     pub rcv_remote: Option<Remote>,
     /// Several generators sharing the traffic, when there are.
     pub generators: Option<Generators>,
+    /// The other hosts whose interfaces (and, for the DUT, CPUs and
+    /// interrupts) every trial records, read there by a worker.
+    pub observers: Vec<Observer>,
+    /// Why a remote DUT's counters are not recorded, when they are not.
+    pub observe_note: Option<String>,
+    /// Other hosts' lab ports that have no device (veth): no interrupts
+    /// (`g0 on hosta`).
+    pub remote_without_irqs: Vec<String>,
 }
 
 /// The built-in lab's DUT ports.
@@ -113,6 +123,9 @@ impl Target {
             gen_remote: None,
             rcv_remote: None,
             generators: None,
+            observers: Vec::new(),
+            observe_note: None,
+            remote_without_irqs: Vec::new(),
         };
         Ok((target.with_irqs()?, outcome))
     }
@@ -150,8 +163,47 @@ impl Target {
             gen_remote: None,
             rcv_remote: None,
             generators: None,
+            observers: Vec::new(),
+            observe_note: None,
+            remote_without_irqs: Vec::new(),
         };
-        target.with_irqs()
+        target.with_local_dut_ports()?.with_irqs()
+    }
+
+    /// A DUT whose commands run here or in a namespace of this host
+    /// (`dut = "local"`, `"netns NAME"`) has its `dut_ifaces` watched here
+    /// like the tester's ports, as the built-in lab's are (roles `dut_in`,
+    /// `dut_out`, then `dut3`, ...), between the generator's and the
+    /// receiver's. A missing or down one stops the campaign now.
+    fn with_local_dut_ports(mut self) -> Result<Target, BenchError> {
+        let LabKind::Interfaces(lab) = &self.kind else {
+            return Ok(self);
+        };
+        let ns = match &self.dut.runner {
+            pktlab_lab::dut::DutRunner::Local => None,
+            pktlab_lab::dut::DutRunner::Netns { netns } => Some(netns.clone()),
+            pktlab_lab::dut::DutRunner::Ssh { .. } => return Ok(self),
+        };
+        let mut ports = Vec::new();
+        let mut problems = Vec::new();
+        for (i, iface) in lab.dut_ifaces.iter().enumerate() {
+            let port = Port::new(iface, ns.as_deref());
+            problems.extend(port.problem()?);
+            ports.push(Watched {
+                role: dut_role(i),
+                port,
+            });
+        }
+        if !problems.is_empty() {
+            return Err(BenchError::Trial(problems.join("; ")));
+        }
+        let at = self
+            .watched
+            .iter()
+            .position(|w| w.role == "rcv")
+            .unwrap_or(self.watched.len());
+        self.watched.splice(at..at, ports);
+        Ok(self)
     }
 
     /// A lab on existing interfaces whose generator(s) and/or receiver run
@@ -172,10 +224,10 @@ impl Target {
         generators: &[(Option<String>, Port)],
         run_limit: Duration,
     ) -> Result<Target, BenchError> {
-        if gen_host.is_none() && rcv_host.is_none() && generators.is_empty() {
-            return Target::interfaces(lab, state_probe);
-        }
         let control = ControlDir::new()?;
+        if gen_host.is_none() && rcv_host.is_none() && generators.is_empty() {
+            return Target::interfaces(lab, state_probe)?.with_dut_observer(&control, run_limit);
+        }
         let remote = |dest: Option<&str>| {
             dest.map(|d| Remote {
                 host: SshHost::new(
@@ -195,6 +247,7 @@ impl Target {
         let rcv_remote = remote(rcv_host);
         let mut problems = Vec::new();
         let mut parts = Vec::new();
+        let mut without_irqs = Vec::new();
         let sides = gens.iter().map(|(h, p)| (true, *p, remote(*h))).chain([(
             false,
             &lab.rcv,
@@ -215,6 +268,9 @@ impl Target {
                 Some(r) => {
                     r.host.pktlab()?;
                     let facts = r.probe(&port.iface, port.netns.as_deref())?;
+                    if !facts.device {
+                        without_irqs.push(format!("{} on {}", port.iface, r.host.dest()));
+                    }
                     if !facts.up {
                         problems.push(format!(
                             "{}: interface {} is down",
@@ -280,8 +336,126 @@ impl Target {
             gen_remote,
             rcv_remote,
             generators: several,
+            observers: Vec::new(),
+            observe_note: None,
+            remote_without_irqs: without_irqs,
         };
-        target.with_irqs()
+        target
+            .with_local_dut_ports()?
+            .with_irqs()?
+            .with_observers(&parts, run_limit)
+            .with_dut_observer(&control, run_limit)
+    }
+
+    /// A worker on each remote generator's and receiver's host watches its
+    /// ports (one per host).
+    fn with_observers(mut self, parts: &[GenPart], run_limit: Duration) -> Target {
+        let mut sides: Vec<(&Remote, String, &Port)> = Vec::new();
+        for (i, part) in parts.iter().enumerate() {
+            if let Some(r) = &part.remote {
+                let role = if i == 0 {
+                    "gen".to_string()
+                } else {
+                    format!("gen{}", i + 1)
+                };
+                sides.push((r, role, &part.port));
+            }
+        }
+        if let Some(r) = &self.rcv_remote {
+            sides.push((r, "rcv".into(), &self.rcv));
+        }
+        let mut observers: Vec<Observer> = Vec::new();
+        for (r, role, port) in sides {
+            let p = RolePort {
+                role: role.clone(),
+                iface: port.iface.clone(),
+                netns: port.netns.clone(),
+            };
+            let short = role.trim_end_matches(char::is_numeric).to_string();
+            match observers
+                .iter_mut()
+                .find(|o| o.host.dest() == r.host.dest())
+            {
+                Some(o) => {
+                    o.ports.push(p);
+                    if !o.role.split('+').any(|x| x == short) {
+                        o.role = format!("{}+{short}", o.role);
+                    }
+                }
+                None => observers.push(Observer {
+                    host: r.host.clone(),
+                    role: short,
+                    ports: vec![p],
+                    cpus: false,
+                    run_limit,
+                }),
+            }
+        }
+        self.observers = observers;
+        self
+    }
+
+    /// A DUT reached over ssh (`dut = "ssh HOST"`) is watched by a worker
+    /// on it: its ports (`dut_ifaces`: `dut_in`, `dut_out`, then `dut3`,
+    /// ...), its per-CPU load and its interrupts. Its ports are probed
+    /// now, so that a missing one stops the campaign before any traffic.
+    /// A DUT that is not Linux has no worker: a note says so.
+    fn with_dut_observer(
+        mut self,
+        control: &std::sync::Arc<ControlDir>,
+        run_limit: Duration,
+    ) -> Result<Target, BenchError> {
+        let (dut_ifaces, host, options) = match (&self.kind, &self.dut.runner) {
+            (LabKind::Interfaces(lab), pktlab_lab::dut::DutRunner::Ssh { host, options }) => {
+                (lab.dut_ifaces.clone(), host.clone(), options.clone())
+            }
+            _ => return Ok(self),
+        };
+        let shared = self.observers.iter().position(|o| o.host.dest() == host);
+        let ssh = match shared {
+            Some(i) => self.observers[i].host.clone(),
+            None => SshHost::new(&host, None, options, control.clone()),
+        };
+        let system = ssh.run("uname -s")?;
+        if system.trim() != "Linux" {
+            self.observe_note = Some(format!(
+                "the DUT {host} runs {}: its counters, CPU load and interrupts are not recorded (pktlab's worker runs on Linux)",
+                system.trim()
+            ));
+            return Ok(self);
+        }
+        let remote = Remote {
+            host: ssh.clone(),
+            run_limit,
+        };
+        let mut ports = Vec::new();
+        for (i, iface) in dut_ifaces.iter().enumerate() {
+            if !remote.probe(iface, None)?.device {
+                self.remote_without_irqs
+                    .push(format!("{iface} on {}", ssh.dest()));
+            }
+            ports.push(RolePort {
+                role: dut_role(i),
+                iface: iface.clone(),
+                netns: None,
+            });
+        }
+        match shared {
+            Some(i) => {
+                let o = &mut self.observers[i];
+                o.ports.extend(ports);
+                o.cpus = true;
+                o.role = format!("{}+dut", o.role);
+            }
+            None => self.observers.push(Observer {
+                host: ssh,
+                role: "dut".into(),
+                ports,
+                cpus: true,
+                run_limit,
+            }),
+        }
+        Ok(self)
     }
 
     fn with_irqs(mut self) -> Result<Target, BenchError> {
@@ -299,40 +473,27 @@ impl Target {
     /// latency, when the generator or the receiver is on another host
     /// (None: everything runs here on one clock).
     pub fn clocks(&self) -> Option<Clocks> {
-        let gens: Vec<&Option<Remote>> = match &self.generators {
-            Some(g) => g.parts.iter().map(|p| &p.remote).collect(),
-            None => vec![&self.gen_remote],
-        };
-        if gens.iter().all(|g| g.is_none()) && self.rcv_remote.is_none() {
-            return None;
-        }
-        let name = |r: &Option<Remote>| {
-            r.as_ref()
-                .map_or("here".to_string(), |r| r.host.dest().to_string())
-        };
+        let (gens, rcv) = self.clock_sides()?;
         let mut hosts: Vec<HostClock> = Vec::new();
-        for r in gens.iter().copied().chain([&self.rcv_remote]) {
-            let host = name(r);
-            if hosts.iter().any(|h| h.host == host) {
+        for (host, r) in gens.iter().chain([&rcv]) {
+            if hosts.iter().any(|h| &h.host == host) {
                 continue;
             }
             let text = match r {
-                Some(r) => r
-                    .host
-                    .run("chronyc -n tracking 2>/dev/null; true")
-                    .unwrap_or_default(),
-                None => std::process::Command::new("chronyc")
-                    .args(["-n", "tracking"])
+                Some(r) => r.host.run(CLOCK_SCRIPT).unwrap_or_default(),
+                None => std::process::Command::new("sh")
+                    .args(["-c", CLOCK_SCRIPT])
+                    .stdin(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null())
                     .output()
                     .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
                     .unwrap_or_default(),
             };
-            hosts.push(HostClock::from_tracking(&host, &text));
+            hosts.push(HostClock::from_report(host, &text));
         }
-        let rcv = name(&self.rcv_remote);
         let mut notes: Vec<String> = Vec::new();
-        for g in gens {
-            let note = latency_note(&hosts, &name(g), &rcv);
+        for (g, _) in &gens {
+            let note = latency_note(&hosts, g, &rcv.0);
             if !notes.contains(&note) {
                 notes.push(note);
             }
@@ -341,6 +502,47 @@ impl Target {
             hosts,
             latency: notes.join("; "),
         })
+    }
+
+    /// The generators' hosts and the receiver's, by name (`here`, or the
+    /// ssh destination); None when all run here.
+    #[allow(clippy::type_complexity)]
+    fn clock_sides(&self) -> Option<(Vec<(String, Option<&Remote>)>, (String, Option<&Remote>))> {
+        let gens: Vec<&Option<Remote>> = match &self.generators {
+            Some(g) => g.parts.iter().map(|p| &p.remote).collect(),
+            None => vec![&self.gen_remote],
+        };
+        if gens.iter().all(|g| g.is_none()) && self.rcv_remote.is_none() {
+            return None;
+        }
+        fn side(r: &Option<Remote>) -> (String, Option<&Remote>) {
+            (
+                r.as_ref()
+                    .map_or("here".to_string(), |r| r.host.dest().to_string()),
+                r.as_ref(),
+            )
+        }
+        Some((gens.into_iter().map(side).collect(), side(&self.rcv_remote)))
+    }
+
+    /// What a run's one-way latency (the smallest the receiver measured:
+    /// `min_latency_ns`) is worth when the generator and the receiver are
+    /// on different hosts: the clocks read now, and
+    /// [`crate::ssh::clock::run_latency_note`] for every generator's host;
+    /// a "not comparable" one wins. None when they share one clock.
+    pub fn run_latency_note(&self, min_latency_ns: u64) -> Option<String> {
+        let (gens, rcv) = self.clock_sides()?;
+        let clocks = self.clocks()?;
+        let mut notes: Vec<String> = Vec::new();
+        for (g, _) in &gens {
+            if let Some(n) = run_latency_note(&clocks.hosts, g, &rcv.0, min_latency_ns) {
+                if !notes.contains(&n) {
+                    notes.push(n);
+                }
+            }
+        }
+        let worst = notes.iter().find(|n| n.starts_with("not comparable"));
+        worst.or(notes.first()).cloned()
     }
 
     /// One line per port, read again where it is: its host, MAC, MTU and
@@ -432,13 +634,23 @@ impl Target {
         }
     }
 
-    /// Why there are no interrupt counts, when there are none.
+    /// Why there are no interrupt counts, when there are none (and why a
+    /// remote DUT's counters are not recorded).
     pub fn interrupts_note(&self) -> Option<String> {
+        let veth = self.veth_note();
+        match (&self.observe_note, veth) {
+            (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+            (a, b) => a.clone().or(b),
+        }
+    }
+
+    fn veth_note(&self) -> Option<String> {
         let without: Vec<String> = self
             .watched
             .iter()
             .filter(|w| !self.irqs.iter().any(|m| m.iface == w.port.iface))
             .map(|w| w.port.describe())
+            .chain(self.remote_without_irqs.iter().cloned())
             .collect();
         (!without.is_empty()).then(|| {
             format!(
@@ -451,9 +663,12 @@ impl Target {
     /// Drivers of every watched interface, then of the DUT's ports when its
     /// commands can reach them.
     pub fn nic_facts(&self) -> Vec<NicFacts> {
+        let interfaces = matches!(self.kind, LabKind::Interfaces(_));
         let mut v: Vec<NicFacts> = self
             .watched
             .iter()
+            // An interface lab's DUT ports have their `dut:` entries below.
+            .filter(|w| !(interfaces && w.role.starts_with("dut")))
             .map(|w| {
                 envinfo::nic_facts(w.port.netns.as_deref(), &w.port.iface).unwrap_or_else(|_| {
                     NicFacts {
@@ -523,6 +738,15 @@ fn on_host(port: &Port, remote: &Option<Remote>) -> String {
     match remote {
         Some(r) => format!("{} on {}", port.describe(), r.host.dest()),
         None => port.describe(),
+    }
+}
+
+/// The role of the DUT's `i`th port of `dut_ifaces`.
+fn dut_role(i: usize) -> String {
+    match i {
+        0 => "dut_in".into(),
+        1 => "dut_out".into(),
+        n => format!("dut{}", n + 1),
     }
 }
 

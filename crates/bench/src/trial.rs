@@ -18,6 +18,7 @@ use crate::endpoint::{BenchIo, Endpoint, Local};
 use crate::late;
 use crate::monitor::{self, IfaceCounters, Second};
 use crate::samples::{run_value, steady};
+use crate::ssh::observe;
 use crate::target::Target;
 use crate::traffic::Traffic;
 use crate::BenchError;
@@ -115,6 +116,12 @@ pub struct TrialResult {
     pub seconds: Vec<Second>,
     /// Where the lost frames went (`crate::drops`).
     pub drops: Drops,
+    /// What the receiver's one-way latency is worth when the generator
+    /// runs on another host: "clocks of A and C synchronised to ±X µs",
+    /// or "not comparable: ..." (`crate::ssh::clock::run_latency_note`).
+    /// Absent when both ends share one clock: the latency is exact.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_note: Option<String>,
 }
 
 /// Progress of a trial, for a live display.
@@ -302,6 +309,15 @@ fn one_trial(
             };
             return Err(err);
         };
+        // The other hosts count from here, before the first frame.
+        let observing = match observe::start(&lab.observers, settings.interval) {
+            Ok(o) => o,
+            Err(e) => {
+                rx_stop.stop();
+                let _ = receiver.join();
+                return Err(e);
+            }
+        };
         let sampler = scope.spawn(|| monitor::sample_until(lab, settings.interval, &monitor_stop));
         on_event(TrialEvent::Started);
         let mut tx_samples = Vec::new();
@@ -340,18 +356,22 @@ fn one_trial(
         let seconds = sampler
             .join()
             .map_err(|_| BenchError::Trial("the sampling thread panicked".into()))?;
+        let observed = observing.finish();
         drain(&mut rx_samples, &mut rx_counts, &mut on_event);
         Ok((
             tx.map(|t| (t, tx_samples)),
             rx.map(|r| (r, rx_samples, rx_counts, drain_end)),
-            seconds,
+            seconds.and_then(|s| observed.map(|o| (s, o))),
         ))
     })?;
     let (tx, tx_samples) = tx?;
     let (rx, rx_samples, rx_counts, drain_end) = rx?;
-    let seconds = seconds?;
+    let (mut seconds, observed) = seconds?;
     let after = monitor::read_counters(&lab.watched)?;
-    let lab_counters = monitor::counter_deltas(&before, &after);
+    let mut lab_counters = monitor::counter_deltas(&before, &after);
+    for o in observed {
+        observe::merge(&mut seconds, &mut lab_counters, o);
+    }
     let softnet = softnet::deltas(&softnet_before, &softnet::read()?);
     let kernel = window.end()?;
     let drops = drops::reconcile(
@@ -382,6 +402,10 @@ fn one_trial(
         .late_window
         .and_then(|_| late::late(&rx_counts, drain_end.as_secs_f64(), received));
     let lost = tx.packets.saturating_sub(received - late.unwrap_or(0));
+    let latency_note = rx
+        .latency_ns
+        .as_ref()
+        .and_then(|l| lab.run_latency_note(l.min));
     Ok(TrialResult {
         intended_pps: rate_pps,
         forwarded_pps,
@@ -402,6 +426,7 @@ fn one_trial(
         dut_backlog_drops,
         seconds,
         drops,
+        latency_note,
     })
 }
 
@@ -548,6 +573,9 @@ mod tests {
             gen_remote: None,
             rcv_remote: None,
             generators: None,
+            observers: Vec::new(),
+            observe_note: None,
+            remote_without_irqs: Vec::new(),
             src_mac: [2, 0, 0, 0, 0, 1],
             dst_mac: [2, 0, 0, 0, 0, 2],
             watched: Vec::new(),

@@ -15,6 +15,7 @@ mod builtin;
 pub mod cidr;
 pub mod cpuload;
 pub mod dut;
+pub mod dutroute;
 pub mod envinfo;
 mod error;
 pub mod interrupts;

@@ -681,7 +681,36 @@ fn interfaces_lab_with_a_namespace_runner() {
         .iter()
         .map(|i| i["iface"].as_str().unwrap())
         .collect();
-    assert_eq!(ifaces, ["g0", "r0"]);
+    // The DUT's ports, in its namespace on this host, are watched too.
+    assert_eq!(ifaces, ["g0", "d0", "d1", "r0"]);
+    let roles: Vec<&str> = run[1]["ifaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["gen", "dut_in", "dut_out", "rcv"]);
+    let result = run.last().unwrap();
+    let sent = result["tx"]["packets"].as_u64().unwrap();
+    let count = |iface: &str, which: &str| {
+        result["lab_counters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["iface"] == iface)
+            .unwrap()[which]
+            .as_u64()
+            .unwrap()
+    };
+    // Every frame sent went into d0 and out of d1 (a few of the lab's own
+    // frames, such as IPv6 neighbour discovery, may add to them).
+    for (iface, which) in [("d0", "rx_packets"), ("d1", "tx_packets")] {
+        let n = count(iface, which);
+        assert!(
+            (sent..=sent + 10).contains(&n),
+            "{iface} {which} {n} of {sent}"
+        );
+    }
     let env: Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("env.json")).unwrap()).unwrap();
     let drivers: Vec<&str> = env["nics"]

@@ -137,10 +137,12 @@ impl Lab {
             sh(&format!(
                 "ssh-keygen -q -t ed25519 -N '' -f {d}/host_{name}"
             ));
+            // A host without this pktlab may get another one in
+            // `old_NAME` (see `Lab::give_old_pktlab`).
             let path = if with_pktlab.contains(name) {
                 format!("{d}/bin:/usr/sbin:/usr/bin:/sbin:/bin")
             } else {
-                "/usr/sbin:/usr/bin:/sbin:/bin".to_string()
+                format!("{d}/old_{name}:/usr/sbin:/usr/bin:/sbin:/bin")
             };
             std::fs::write(
                 format!("{d}/sshd_{name}"),
@@ -172,6 +174,25 @@ impl Lab {
 
     fn path(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// Puts on host `name`'s PATH a pktlab of this version that predates
+    /// the worker's protocol check (no `worker --protocol`).
+    fn give_old_pktlab(&self, name: &str) {
+        let dir = self.path().join(format!("old_{name}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join("pktlab");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\ncase \"$1\" in --version) echo 'pktlab {}' ;; \
+                 *) echo \"pktlab: unexpected argument '$*'\" >&2; exit 2 ;; esac\n",
+                env!("CARGO_PKG_VERSION")
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 
     fn host(&self, name: &str) -> &Host {
@@ -353,6 +374,9 @@ fn generator_dut_and_receiver_on_three_hosts_count_exactly() {
     // campaign locks under its host's name: one test at a time.
     let _serial = one_at_a_time();
     let lab = Lab::new(&["a", "b", "c"], &["a"]);
+    // C has a pktlab of this version without the worker's protocol check:
+    // it is not used, this one is copied over.
+    lab.give_old_pktlab("c");
     let d0 = lab.cable("a", "b", "c");
     let file = lab.campaign("three.toml", &three_host_campaign(&d0, 1, "3s"));
     let out_dir = lab.path().join("r");
@@ -393,6 +417,17 @@ fn generator_dut_and_receiver_on_three_hosts_count_exactly() {
     assert_eq!(run["rx"]["iface"]["rx_packets"].as_u64(), Some(tx));
     let pps = run["forwarded_pps"].as_f64().unwrap();
     assert!((2_500.0..=5_300.0).contains(&pps), "{pps}");
+    remote_counters_add_up(&out_dir.join("runs/default.inet4.1.jsonl"), tx);
+    // The receiver on C measured one-way latency against A's clock: with
+    // no chrony or PTP in these hosts, the run says it is not comparable.
+    assert!(
+        run["rx"]["latency_ns"]["min"].as_u64().unwrap() > 0,
+        "{run}"
+    );
+    assert_eq!(
+        run["latency_note"],
+        "not comparable: the clocks' error is unknown (no synchronised chrony or PTP on hosta and hostc)"
+    );
     let summary = &lines[1];
     assert_eq!(summary["type"], "summary");
     assert_eq!(summary["runs_finished"], 1);
@@ -401,6 +436,12 @@ fn generator_dut_and_receiver_on_three_hosts_count_exactly() {
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("env.json")).unwrap()).unwrap();
     assert_eq!(env["lab"], "g0 on hosta -> DUT (hostb) -> r0 on hostc");
     assert!(env["dut_uname"].as_str().unwrap().starts_with("Linux "));
+    // Every host's ports are veth: none raises interrupts, and the record
+    // says so for each of them.
+    assert_eq!(
+        env["interrupts"],
+        "no interrupts for g0 on hosta, r0 on hostc, d0 on hostb, d1 on hostb: virtual interfaces (veth) have no device and raise none"
+    );
     // The hosts' clocks, as chrony reports them: here, none runs.
     assert_eq!(
         env["clocks"]["hosts"],
@@ -409,19 +450,24 @@ fn generator_dut_and_receiver_on_three_hosts_count_exactly() {
             {"host": "hostc", "offset_s": null, "error_s": null}
         ])
     );
-    assert!(env["clocks"]["latency"]
-        .as_str()
-        .unwrap()
-        .starts_with("one-way latency between hosta and hostc is not comparable"));
-    // A had this pktlab on its PATH: nothing was copied there. C had none:
-    // this very binary went into C's cache.
+    assert_eq!(
+        env["clocks"]["latency"],
+        "one-way latency between hosta and hostc is not comparable: the clocks' error is unknown (no synchronised chrony or PTP on hosta and hostc)"
+    );
+    // A had this pktlab on its PATH: nothing was copied there. C had an
+    // older build of the same version and B none: this very binary went
+    // into their caches.
     let version = env!("CARGO_PKG_VERSION");
     assert!(!lab.path().join("cache_a").exists());
-    let copy = lab.path().join(format!("cache_c/pktlab/{version}/pktlab"));
-    assert_eq!(
-        std::fs::read(&copy).unwrap(),
-        std::fs::read(PKTLAB).unwrap()
-    );
+    for h in ["b", "c"] {
+        let copy = lab
+            .path()
+            .join(format!("cache_{h}/pktlab/{version}/pktlab"));
+        assert_eq!(
+            std::fs::read(&copy).unwrap(),
+            std::fs::read(PKTLAB).unwrap()
+        );
+    }
     // The campaign saved for --resume names the ssh config by its full path.
     let saved = std::fs::read_to_string(out_dir.join("campaign.toml")).unwrap();
     let cfg = std::fs::canonicalize(lab.path().join("ssh_config")).unwrap();
@@ -498,12 +544,127 @@ fn two_generators_on_two_hosts_add_up_and_every_stream_is_checked() {
     }
     let offered = run["offered_pps"].as_f64().unwrap();
     assert!((2_500.0..=5_300.0).contains(&offered), "{offered}");
+    // Each generator's port was counted on its own host.
+    let totals = &run["lab_counters"];
+    assert_eq!(
+        iface_counter(totals, "hosta", "gen", "g0", "tx_packets"),
+        Some(from_a),
+        "{totals}"
+    );
+    assert_eq!(
+        iface_counter(totals, "hostd", "gen2", "g0", "tx_packets"),
+        Some(from_d),
+        "{totals}"
+    );
+    assert_eq!(
+        iface_counter(totals, "hostc", "rcv", "r0", "rx_packets"),
+        Some(tx),
+        "{totals}"
+    );
     let env: Value =
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("env.json")).unwrap()).unwrap();
     assert_eq!(
         env["lab"],
         "g0 on hosta + g0 on hostd -> DUT (hostb) -> r0 on hostc"
     );
+}
+
+/// The counter of `which` of interface (`host`, `role`, `iface`) in a list
+/// of interface counters of a run file.
+fn iface_counter(list: &Value, host: &str, role: &str, iface: &str, which: &str) -> Option<u64> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["host"] == host && c["role"] == role && c["iface"] == iface)
+        .map(|c| c[which].as_u64().unwrap())
+}
+
+/// The run file of a three-host run that sent `tx` frames: every host's
+/// lab interfaces were counted on that host, per second and in total, and
+/// the DUT's CPUs too.
+fn remote_counters_add_up(run_file: &Path, tx: u64) {
+    let lines = json_lines(&std::fs::read_to_string(run_file).unwrap());
+    let seconds: Vec<&Value> = lines.iter().filter(|l| l["type"] == "second").collect();
+    let result = lines.iter().find(|l| l["type"] == "result").unwrap();
+    let totals = &result["lab_counters"];
+    let ports = [
+        ("hosta", "gen", "g0", "tx_packets"),
+        ("hostb", "dut_in", "d0", "rx_packets"),
+        ("hostb", "dut_out", "d1", "tx_packets"),
+        ("hostc", "rcv", "r0", "rx_packets"),
+    ];
+    for (host, role, iface, which) in ports {
+        // The frames the generator sent, each counted once on each port.
+        let total = iface_counter(totals, host, role, iface, which);
+        assert_eq!(total, Some(tx), "{host} {iface} {which}: {totals}");
+        let per_second: Vec<u64> = seconds
+            .iter()
+            .filter_map(|s| iface_counter(&s["ifaces"], host, role, iface, which))
+            .collect();
+        // A 3 s run sampled every second, from the receiver's start to
+        // after the drain: 3 to 8 samples, adding up to the total.
+        assert!(
+            (3..=8).contains(&per_second.len()),
+            "{host} {iface}: {per_second:?}"
+        );
+        assert_eq!(
+            per_second.iter().sum::<u64>(),
+            tx,
+            "{host} {iface}: {per_second:?}"
+        );
+        // Nothing but the test frames crossed the port, and nothing broke.
+        let other = if which == "tx_packets" {
+            "rx_packets"
+        } else {
+            "tx_packets"
+        };
+        assert_eq!(
+            iface_counter(totals, host, role, iface, other),
+            Some(0),
+            "{totals}"
+        );
+        for bad in ["rx_errors", "tx_errors", "rx_dropped", "tx_dropped"] {
+            assert_eq!(
+                iface_counter(totals, host, role, iface, bad),
+                Some(0),
+                "{bad}: {totals}"
+            );
+        }
+    }
+    // The generator's and receiver's hosts have no CPU figures of their
+    // own in the record; the DUT's host has its per-CPU load each second.
+    let cpus = std::fs::read_to_string("/proc/stat")
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("cpu") && !l.starts_with("cpu "))
+        .count();
+    let dut_seconds: Vec<Value> = seconds
+        .iter()
+        .flat_map(|s| s["hosts"].as_array().cloned().unwrap_or_default())
+        .collect();
+    // Every CPU in each whole second (the short last one may miss a CPU
+    // whose counters did not tick).
+    let whole = dut_seconds
+        .iter()
+        .filter(|h| h["cpus"].as_array().unwrap().len() == cpus)
+        .count();
+    assert!(whole >= 3, "{dut_seconds:?}");
+    for h in &dut_seconds {
+        assert_eq!(h["host"], "hostb");
+        assert_eq!(h["role"], "dut");
+        let loads = h["cpus"].as_array().unwrap();
+        assert!(loads.len() <= cpus, "{h}");
+        for l in loads {
+            let sum: f64 = ["user", "system", "irq", "softirq", "steal", "idle"]
+                .iter()
+                .map(|k| l[*k].as_f64().unwrap())
+                .sum();
+            // Percentages of one interval, each rounded to 0.01.
+            assert!((99.9..=100.1).contains(&sum), "{l}");
+        }
+        // veth raises no interrupts.
+        assert_eq!(h["interrupts"], serde_json::json!([]));
+    }
 }
 
 /// Runs a bench that must fail before any traffic: exit 1, one line;
@@ -546,7 +707,7 @@ fn wrong_host_key_refused_login_and_unknown_interface_stop_before_traffic() {
     assert!(out.status.success(), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 7, "{stdout}");
+    assert_eq!(lines.len(), 9, "{stdout}");
     assert_eq!(lines[0], "lab g0 on hosta -> DUT (hostb) -> r0 on hostc");
     assert_eq!(
         lines[1],
@@ -564,12 +725,21 @@ fn wrong_host_key_refused_login_and_unknown_interface_stop_before_traffic() {
     );
     assert_eq!(lines[3], "  DUT: commands run on hostb");
     assert!(lines[4].starts_with("  DUT: Linux "), "{stdout}");
-    // No chrony on these hosts: latency across them is not comparable.
+    // The DUT sends the first and the last destination towards C.
     assert_eq!(
         lines[5],
-        "  clocks: one-way latency between hosta and hostc is not comparable: the clocks' error is unknown (no synchronised chrony on hosta and hostc)"
+        "  DUT route: 198.19.10.1 out of d1 via 198.19.0.208"
     );
-    assert_eq!(lines[6], "lab OK: no test traffic was sent");
+    assert_eq!(
+        lines[6],
+        "  DUT route: 198.19.10.100 out of d1 via 198.19.0.208"
+    );
+    // No chrony on these hosts: latency across them is not comparable.
+    assert_eq!(
+        lines[7],
+        "  clocks: one-way latency between hosta and hostc is not comparable: the clocks' error is unknown (no synchronised chrony or PTP on hosta and hostc)"
+    );
+    assert_eq!(lines[8], "lab OK: no test traffic was sent");
     assert_eq!(counter(&a, "g0", "tx_packets"), before);
 
     // C presents A's host key.
@@ -628,6 +798,55 @@ fn wrong_host_key_refused_login_and_unknown_interface_stop_before_traffic() {
     let err = fails_before_traffic(&lab, &file, &a);
     assert!(err.starts_with("pktlab: host hostc: "), "{err}");
     assert!(err.contains("r9"), "{err}");
+}
+
+#[test]
+fn lab_check_names_each_destination_the_dut_does_not_route_towards_the_receiver() {
+    let _serial = one_at_a_time();
+    let lab = Lab::new(&["a", "b", "c"], &["a", "c"]);
+    let d0 = lab.cable("a", "b", "c");
+    let (a, b) = (lab.ns("a"), lab.ns("b"));
+    let file = lab.campaign("three.toml", &three_host_campaign(&d0, 1, "2s"));
+    // The DUT lost the route of the lab's destinations; a narrower one
+    // sends the upper part of them out of its management port.
+    sh(&format!(
+        "ip -n {b} route del 198.19.10.0/24 && \
+         ip -n {b} route add 198.19.10.64/26 via 198.18.255.1 dev mgmt"
+    ));
+    let before = counter(&a, "g0", "tx_packets");
+    let out = lab.pktlab(&["lab", "check", "-f", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let problems: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("  problem: "))
+        .collect();
+    assert_eq!(
+        problems,
+        [
+            "  problem: the DUT (on hostb) has no route to 198.19.10.1: RTNETLINK answers: Network is unreachable",
+            "  problem: the DUT (on hostb) sends 198.19.10.100 out of mgmt, not d1 (its port towards the receiver)",
+        ],
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout.lines().last(),
+        Some("lab NOT OK: 2 problems; no test traffic was sent")
+    );
+    assert_eq!(counter(&a, "g0", "tx_packets"), before);
+    // Routed again: the check passes.
+    sh(&format!(
+        "ip -n {b} route del 198.19.10.64/26 && \
+         ip -n {b} route add 198.19.10.0/24 via 198.19.0.208 dev d1"
+    ));
+    let out = lab.pktlab(&["lab", "check", "-f", file.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).ends_with("lab OK: no test traffic was sent\n"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]
@@ -691,6 +910,18 @@ fn a_host_lost_in_run_2_of_3_fails_that_run_and_resume_completes() {
         stdout.contains("Resuming: 1 of 3 runs are already finished"),
         "{stdout}"
     );
+    // Each of the two runs says what its cross-host latency is worth.
+    let notes: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("  latency: median "))
+        .collect();
+    assert_eq!(notes.len(), 2, "{stdout}");
+    for n in notes {
+        assert!(
+            n.ends_with(" µs, not comparable: the clocks' error is unknown (no synchronised chrony or PTP on hosta and hostc)"),
+            "{n}"
+        );
+    }
     let mut runs: Vec<String> = std::fs::read_dir(out_dir.join("runs"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -739,6 +970,11 @@ fn ctrl_c_leaves_no_pktlab_on_any_host() {
     let mut out = String::new();
     std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
     assert!(out.contains("Interrupted: 0 of 1 runs finished"), "{out}");
+    // The human text says what the clocks allow before the first run.
+    assert!(
+        out.lines().any(|l| l == "Clocks: one-way latency between hosta and hostc is not comparable: the clocks' error is unknown (no synchronised chrony or PTP on hosta and hostc)"),
+        "{out}"
+    );
     for h in ["a", "b", "c"] {
         let left: Vec<String> = commands_in(&lab.ns(h))
             .into_iter()

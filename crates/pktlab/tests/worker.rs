@@ -94,7 +94,7 @@ fn gen_job(v: &VethNs, duration: f64, deadline: f64) -> Value {
         .map(|b| u8::from_str_radix(b, 16).unwrap())
         .collect();
     json!({
-        "version": 1,
+        "version": 2,
         "deadline_secs": deadline,
         "task": {
             "role": "gen", "io": "afpacket", "iface": "va",
@@ -119,14 +119,14 @@ fn a_receiver_and_a_generator_job_count_the_same_frames() {
     let v = VethNs::new();
     let mut rx = Worker::start(&v.ns);
     rx.send(&json!({
-        "version": 1, "deadline_secs": 30.0,
+        "version": 2, "deadline_secs": 30.0,
         "task": {"role": "recv", "io": "afpacket", "iface": "vb", "threads": 1,
                  "count": null, "duration_secs": null, "idle_secs": null,
                  "interval_secs": 0.25, "cpus": [], "netns": null}
     }));
     let ready = rx.next();
     assert_eq!(ready["type"], "ready");
-    assert_eq!(ready["version"], 1);
+    assert_eq!(ready["version"], 2);
     assert_eq!(ready["pktlab"], env!("CARGO_PKG_VERSION"));
     // Its clock is this host's.
     let now = pktlab_io::clock::realtime_ns();
@@ -203,11 +203,12 @@ fn the_deadline_and_sighup_stop_a_generator_whatever_the_controller_does() {
 fn another_protocol_version_or_a_bad_job_is_one_error_line_and_exit_1() {
     let v = VethNs::new();
     let mut w = Worker::start(&v.ns);
-    w.send(&json!({"version": 2, "task": {"role": "gen"}, "deadline_secs": 1}));
+    // A controller of version 1 (before the observe task).
+    w.send(&json!({"version": 1, "task": {"role": "gen"}, "deadline_secs": 1}));
     let e = w.next();
     assert_eq!(e["type"], "error");
     let msg = format!(
-        "protocol version 2 from the controller, but this worker (pktlab {}) speaks version 1: use the same pktlab version on every host",
+        "protocol version 1 from the controller, but this worker (pktlab {}) speaks version 2: use the same pktlab version on every host",
         env!("CARGO_PKG_VERSION")
     );
     assert_eq!(e["message"], msg.as_str());
@@ -232,4 +233,97 @@ fn another_protocol_version_or_a_bad_job_is_one_error_line_and_exit_1() {
         String::from_utf8_lossy(&out.stderr),
         "pktlab: pktlab worker needs --stdio: it is started by pktlab bench over ssh\n"
     );
+}
+
+#[test]
+fn an_observer_counts_a_generators_frames_per_interval_and_in_total() {
+    let v = VethNs::new();
+    let mut obs = Worker::start(&v.ns);
+    obs.send(&json!({
+        "version": 2, "deadline_secs": 30.0,
+        "task": {"role": "observe", "cpus": true, "interval_secs": 0.25,
+                 "ports": [{"role": "gen", "iface": "va", "netns": null},
+                           {"role": "rcv", "iface": "vb", "netns": null}]}
+    }));
+    let ready = obs.next();
+    assert_eq!(ready["type"], "ready");
+    start_now(&mut obs, &ready);
+    // Its first reading is taken: every frame from here on is counted.
+    assert_eq!(obs.next()["type"], "observing");
+
+    let mut tx = Worker::start(&v.ns);
+    tx.send(&gen_job(&v, 1.0, 20.0));
+    let ready = tx.next();
+    start_now(&mut tx, &ready);
+    let (_, sent) = tx.until_summary("tx_summary");
+    let packets = sent["packets"].as_u64().unwrap();
+    assert!((1_000..=2_032).contains(&packets), "{sent}");
+    assert_eq!(tx.exit().0, 0);
+
+    obs.send(&json!({"type": "stop"}));
+    let mut seconds = Vec::new();
+    let totals = loop {
+        let line = obs.next();
+        match line["type"].as_str().unwrap() {
+            "second" => seconds.push(line),
+            "observed" => break line["totals"].clone(),
+            other => panic!("unexpected {other}: {line}"),
+        }
+    };
+    assert_eq!(obs.exit().0, 0);
+    let total = |iface: &str, which: &str| {
+        totals
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["iface"] == iface)
+            .unwrap()[which]
+            .as_u64()
+            .unwrap()
+    };
+    // va sent each frame and vb received it, nothing else.
+    assert_eq!(total("va", "tx_packets"), packets, "{totals}");
+    assert_eq!(total("vb", "rx_packets"), packets, "{totals}");
+    assert_eq!(total("va", "rx_packets"), 0, "{totals}");
+    assert_eq!(total("vb", "tx_packets"), 0, "{totals}");
+    // 64-byte frames are 60 bytes without the FCS the counters leave out.
+    assert_eq!(total("va", "tx_bytes"), packets * 60, "{totals}");
+    // Quarter seconds numbered from 1, adding up to the totals.
+    let ts: Vec<u64> = seconds.iter().map(|s| s["t"].as_u64().unwrap()).collect();
+    assert_eq!(ts, (1..=ts.len() as u64).collect::<Vec<_>>());
+    assert!(ts.len() >= 4, "{ts:?}");
+    let summed: u64 = seconds
+        .iter()
+        .map(|s| {
+            s["ifaces"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["iface"] == "vb" && c["role"] == "rcv")
+                .unwrap()["rx_packets"]
+                .as_u64()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(summed, packets);
+    // The host's CPUs, each a whole interval's percentages.
+    let cpus = seconds[0]["cpus"].as_array().unwrap();
+    assert!(!cpus.is_empty(), "{}", seconds[0]);
+}
+
+#[test]
+fn an_observer_names_an_interface_it_cannot_find_before_ready() {
+    let v = VethNs::new();
+    let mut obs = Worker::start(&v.ns);
+    obs.send(&json!({
+        "version": 2, "deadline_secs": 5.0,
+        "task": {"role": "observe", "cpus": false, "interval_secs": 1.0,
+                 "ports": [{"role": "dut_in", "iface": "nosuch9", "netns": null}]}
+    }));
+    let e = obs.next();
+    assert_eq!(e["type"], "error");
+    assert!(e["message"].as_str().unwrap().contains("nosuch9"), "{e}");
+    let (code, err) = obs.exit();
+    assert_eq!(code, 1);
+    assert_eq!(err.lines().count(), 1, "{err}");
 }

@@ -209,6 +209,7 @@ mod tests {
             t,
             seconds: 1.001,
             ifaces: vec![IfaceCounters {
+                host: None,
                 role: "rcv".into(),
                 ns: Some("x-rcv".into()),
                 iface: "r0".into(),
@@ -234,6 +235,7 @@ mod tests {
                 total: 7,
                 per_cpu: vec![3, 4],
             }],
+            hosts: Vec::new(),
         }
     }
 
@@ -309,6 +311,7 @@ mod tests {
                 traced: true,
                 tester_limited: false,
             },
+            latency_note: None,
         }
     }
 

@@ -1,20 +1,26 @@
-//! How well the lab's hosts' clocks agree, from chrony's own estimate
-//! (`chronyc tracking`): one-way latency between two hosts is only as
-//! exact as their clocks.
+//! How well the lab's hosts' clocks agree, from their synchronisation
+//! daemons' own estimates: chrony (`chronyc tracking`), or PTP (ptp4l's
+//! offset from its grandmaster through `pmc`, and phc2sys's offset of the
+//! system clock from the NIC's clock, from its log). One-way latency
+//! between two hosts is only as exact as their clocks.
 
 use serde::{Deserialize, Serialize};
 
-/// One host's clock as chrony reports it.
+/// One host's clock as its synchronisation daemon reports it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HostClock {
     /// `here`, or the ssh destination.
     pub host: String,
     /// Seconds the clock is ahead of its reference (negative: behind);
-    /// None: unknown (no chrony, or not synchronised).
+    /// None: unknown (no daemon, or not synchronised).
     pub offset_s: Option<f64>,
-    /// chronyc(1)'s bound on the clock's error: |offset| + root
-    /// dispersion + root delay / 2. None: unknown.
+    /// A bound on the clock's error (chronyc(1)'s: |offset| + root
+    /// dispersion + root delay / 2; for PTP: |ptp4l's offset| +
+    /// |phc2sys's offset| + phc2sys's delay / 2). None: unknown.
     pub error_s: Option<f64>,
+    /// Who said so: `chrony` or `ptp`; absent when nobody did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 /// The clocks of every host of a lab, and what they mean for latency.
@@ -25,6 +31,13 @@ pub struct Clocks {
     /// receiver's hosts.
     pub latency: String,
 }
+
+/// The shell lines that print what a host's clock daemons say, in
+/// sections [`HostClock::from_report`] reads; a daemon that is absent
+/// prints nothing.
+pub const CLOCK_SCRIPT: &str = "chronyc -n tracking 2>/dev/null; \
+echo '--- pmc'; pmc -u -b 0 'GET TIME_STATUS_NP' 2>/dev/null; \
+echo '--- phc2sys'; journalctl -t phc2sys -n 20 -o cat --no-pager 2>/dev/null; true";
 
 /// `chronyc tracking` text: (offset, error bound) in seconds, or None
 /// when chrony does not say or is not synchronised.
@@ -56,6 +69,50 @@ pub fn parse_tracking(text: &str) -> Option<(f64, f64)> {
     Some((o, o.abs() + e + d / 2.0))
 }
 
+/// ptp4l's offset from its grandmaster in seconds, from `pmc`'s answer
+/// to `GET TIME_STATUS_NP`; None without a grandmaster.
+pub fn parse_time_status(text: &str) -> Option<f64> {
+    let mut offset = None;
+    let mut gm = false;
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        match (words.next(), words.next()) {
+            (Some("master_offset"), Some(n)) => offset = n.parse::<f64>().ok(),
+            (Some("gmPresent"), Some(v)) => gm = v == "true",
+            _ => {}
+        }
+    }
+    offset.filter(|_| gm).map(|ns| ns * 1e-9)
+}
+
+/// phc2sys's last word on the system clock: (offset, delay) in seconds,
+/// from its log lines (`CLOCK_REALTIME phc offset -8 s2 freq +12 delay
+/// 512`, or with `-u` its summaries `CLOCK_REALTIME rms 5 max 9 freq ...
+/// delay 512 +/- 3`, whose `max` is taken).
+pub fn parse_phc2sys(text: &str) -> Option<(f64, f64)> {
+    text.lines().rev().find_map(|line| {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let at = |key: &str| {
+            words
+                .windows(2)
+                .find(|w| w[0] == key)
+                .and_then(|w| w[1].parse::<f64>().ok())
+        };
+        if !words.contains(&"CLOCK_REALTIME") {
+            return None;
+        }
+        let offset = at("offset").or_else(|| at("max"))?;
+        Some((offset * 1e-9, at("delay")? * 1e-9))
+    })
+}
+
+/// The sections of [`CLOCK_SCRIPT`]'s output: (chrony, pmc, phc2sys).
+fn sections(text: &str) -> (&str, &str, &str) {
+    let (chrony, rest) = text.split_once("--- pmc\n").unwrap_or((text, ""));
+    let (pmc, phc) = rest.split_once("--- phc2sys\n").unwrap_or((rest, ""));
+    (chrony, pmc, phc)
+}
+
 impl HostClock {
     pub fn from_tracking(host: &str, text: &str) -> HostClock {
         let parsed = parse_tracking(text);
@@ -63,6 +120,27 @@ impl HostClock {
             host: host.to_string(),
             offset_s: parsed.map(|p| p.0),
             error_s: parsed.map(|p| p.1),
+            source: parsed.map(|_| "chrony".into()),
+        }
+    }
+
+    /// From [`CLOCK_SCRIPT`]'s output: chrony when it is synchronised,
+    /// else PTP when ptp4l has a grandmaster and phc2sys steers the
+    /// system clock (pktlab's timestamps are the system clock's).
+    pub fn from_report(host: &str, text: &str) -> HostClock {
+        let (chrony, pmc, phc) = sections(text);
+        let c = HostClock::from_tracking(host, chrony);
+        if c.source.is_some() {
+            return c;
+        }
+        match (parse_time_status(pmc), parse_phc2sys(phc)) {
+            (Some(nic), Some((sys, delay))) => HostClock {
+                host: host.to_string(),
+                offset_s: Some(nic + sys),
+                error_s: Some(nic.abs() + sys.abs() + delay / 2.0),
+                source: Some("ptp".into()),
+            },
+            _ => c,
         }
     }
 }
@@ -75,22 +153,74 @@ pub fn latency_note(hosts: &[HostClock], gen: &str, rcv: &str) -> String {
             "generator and receiver share the clock of {gen}: one-way latency is exact"
         );
     }
-    let error = |h: &str| hosts.iter().find(|c| c.host == h).and_then(|c| c.error_s);
-    match (error(gen), error(rcv)) {
-        (Some(a), Some(b)) => format!(
-            "clocks of {gen} and {rcv} synchronised to ±{} µs (chrony): one-way latency below that is not comparable",
-            round_us(a + b)
+    match pair_error(hosts, gen, rcv) {
+        Ok((error, sources)) => format!(
+            "clocks of {gen} and {rcv} synchronised to ±{} µs ({sources}): one-way latency below that is not comparable",
+            round_us(error)
         ),
-        _ => format!(
-            "one-way latency between {gen} and {rcv} is not comparable: the clocks' error is unknown (no synchronised chrony on {})",
-            [(gen, error(gen)), (rcv, error(rcv))]
-                .iter()
-                .filter(|(_, e)| e.is_none())
-                .map(|(h, _)| *h)
-                .collect::<Vec<_>>()
-                .join(" and ")
+        Err(unknown) => format!(
+            "one-way latency between {gen} and {rcv} is not comparable: {unknown}"
         ),
     }
+}
+
+/// How far apart the clocks of `gen` and `rcv` may be (the sum of their
+/// error bounds) and who said so; or why that is unknown.
+fn pair_error(hosts: &[HostClock], gen: &str, rcv: &str) -> Result<(f64, String), String> {
+    let of = |h: &str| hosts.iter().find(|c| c.host == h);
+    let error = |h: &str| of(h).and_then(|c| c.error_s);
+    match (error(gen), error(rcv)) {
+        (Some(a), Some(b)) => {
+            let mut sources: Vec<String> = [gen, rcv]
+                .iter()
+                .filter_map(|h| of(h).and_then(|c| c.source.clone()))
+                .collect();
+            sources.dedup();
+            Ok((a + b, sources.join(" and ")))
+        }
+        _ => Err(format!(
+            "the clocks' error is unknown (no synchronised chrony or PTP on {})",
+            [gen, rcv]
+                .iter()
+                .filter(|h| error(h).is_none())
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )),
+    }
+}
+
+/// What a trial's one-way latency between the generator's host `gen`
+/// and the receiver's `rcv` is worth, given the smallest latency the
+/// receiver measured: None when both share one clock (exact, as on one
+/// host); else a note that says the clocks are synchronised to ±X, or that
+/// the latency is not comparable because their error is unknown or
+/// larger than that smallest latency.
+pub fn run_latency_note(
+    hosts: &[HostClock],
+    gen: &str,
+    rcv: &str,
+    min_latency_ns: u64,
+) -> Option<String> {
+    if gen == rcv {
+        return None;
+    }
+    let latency = min_latency_ns as f64 * 1e-9;
+    // Compared in whole nanoseconds, the timestamps' own unit, so that a
+    // bound equal to the latency is equal and not a rounding away.
+    let ns = |s: f64| (s * 1e9).round() as u64;
+    Some(match pair_error(hosts, gen, rcv) {
+        Ok((error, sources)) if ns(error) < min_latency_ns => format!(
+            "clocks of {gen} and {rcv} synchronised to ±{} µs ({sources})",
+            round_us(error)
+        ),
+        Ok((error, sources)) => format!(
+            "not comparable: the clocks of {gen} and {rcv} may be ±{} µs apart ({sources}), more than the smallest latency measured ({} µs)",
+            round_us(error),
+            round_us(latency)
+        ),
+        Err(unknown) => format!("not comparable: {unknown}"),
+    })
 }
 
 fn round_us(s: f64) -> String {
@@ -144,11 +274,118 @@ Leap status     : Normal
         );
         assert_eq!(
             latency_note(&[a, none], "hosta", "hostd"),
-            "one-way latency between hosta and hostd is not comparable: the clocks' error is unknown (no synchronised chrony on hostd)"
+            "one-way latency between hosta and hostd is not comparable: the clocks' error is unknown (no synchronised chrony or PTP on hostd)"
         );
         assert_eq!(
             latency_note(&[], "here", "here"),
             "generator and receiver share the clock of here: one-way latency is exact"
         );
+    }
+
+    // pmc's answer (linuxptp 4.0) on a host whose ptp4l follows a
+    // grandmaster.
+    const PMC: &str = "sending: GET TIME_STATUS_NP
+\t0c42a1.fffe.0b7e25-0 seq 0 RESPONSE MANAGEMENT TIME_STATUS_NP
+\t\tmaster_offset              -11
+\t\tingress_time               1700000000123456789
+\t\tcumulativeScaledRateOffset +0.000000000
+\t\tscaledLastGmPhaseChange    0
+\t\tgmTimeBaseIndicator        0
+\t\tlastGmPhaseChange          0x0000'0000000000000000.0000
+\t\tgmPresent                  true
+\t\tgmIdentity                 001122.fffe.334455
+";
+
+    // phc2sys's log lines, the last one the newest.
+    const PHC2SYS: &str =
+        "phc2sys[100.000]: CLOCK_REALTIME phc offset       -40 s2 freq   +1200 delay    700
+phc2sys[101.000]: CLOCK_REALTIME phc offset        25 s2 freq   +1234 delay    500
+";
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-15
+    }
+
+    #[test]
+    fn ptp_offsets() {
+        assert!(close(parse_time_status(PMC).unwrap(), -11e-9));
+        assert_eq!(parse_time_status(&PMC.replace("true", "false")), None);
+        assert_eq!(parse_time_status(""), None);
+        let (o, d) = parse_phc2sys(PHC2SYS).unwrap();
+        assert!(close(o, 25e-9) && close(d, 500e-9), "{o} {d}");
+        let summary = "phc2sys[5.0]: CLOCK_REALTIME rms    4 max    9 freq  +1230 +/-   2 delay   480 +/-   3\n";
+        let (o, d) = parse_phc2sys(summary).unwrap();
+        assert!(close(o, 9e-9) && close(d, 480e-9), "{o} {d}");
+        assert_eq!(
+            parse_phc2sys("phc2sys[1.0]: reconfiguring after port state change\n"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_host_report_prefers_chrony_then_ptp() {
+        let report = |chrony: &str| format!("{chrony}--- pmc\n{PMC}--- phc2sys\n{PHC2SYS}");
+        let c = HostClock::from_report("h", &report(TRACKING));
+        assert_eq!(c.source.as_deref(), Some("chrony"));
+        assert_eq!(c.offset_s, Some(-0.000012));
+        let p = HostClock::from_report("h", &report(""));
+        assert_eq!(p.source.as_deref(), Some("ptp"));
+        // -11 ns + 25 ns; error 11 + 25 + 500 / 2 = 286 ns.
+        assert!(close(p.offset_s.unwrap(), 14e-9), "{p:?}");
+        assert!(close(p.error_s.unwrap(), 286e-9), "{p:?}");
+        // ptp4l without phc2sys does not steer the system clock.
+        let alone = HostClock::from_report("h", &format!("--- pmc\n{PMC}--- phc2sys\n"));
+        assert_eq!((alone.error_s, alone.source), (None, None));
+        // Nothing at all: the script's bare section marks.
+        let none = HostClock::from_report("h", "--- pmc\n--- phc2sys\n");
+        assert_eq!(
+            none,
+            HostClock {
+                host: "h".into(),
+                offset_s: None,
+                error_s: None,
+                source: None
+            }
+        );
+        let text = serde_json::to_string(&none).unwrap();
+        assert_eq!(text, r#"{"host":"h","offset_s":null,"error_s":null}"#);
+    }
+
+    #[test]
+    fn whether_a_run_latency_is_comparable() {
+        let clock = |host: &str, error_s: Option<f64>| HostClock {
+            host: host.into(),
+            offset_s: error_s.map(|_| 0.0),
+            error_s,
+            source: error_s.map(|_| "ptp".into()),
+        };
+        // 2 µs + 3 µs = ±5 µs between A and C.
+        let hosts = [
+            clock("a", Some(2e-6)),
+            clock("c", Some(3e-6)),
+            clock("d", None),
+        ];
+        // The smallest latency 40 µs: the clocks' ±5 µs is well below it.
+        assert_eq!(
+            run_latency_note(&hosts, "a", "c", 40_000).as_deref(),
+            Some("clocks of a and c synchronised to ±5.0 µs (ptp)")
+        );
+        // 4.5 µs: less than the ±5 µs the clocks may be apart.
+        assert_eq!(
+            run_latency_note(&hosts, "a", "c", 4_500).as_deref(),
+            Some("not comparable: the clocks of a and c may be ±5.0 µs apart (ptp), more than the smallest latency measured (4.5 µs)")
+        );
+        // Exactly the error is not below it either.
+        assert!(run_latency_note(&hosts, "a", "c", 5_000)
+            .unwrap()
+            .starts_with("not comparable"));
+        assert_eq!(
+            run_latency_note(&hosts, "a", "d", 1_000_000).as_deref(),
+            Some(
+                "not comparable: the clocks' error is unknown (no synchronised chrony or PTP on d)"
+            )
+        );
+        // One host, one clock: nothing to say, the latency is as it was.
+        assert_eq!(run_latency_note(&hosts, "d", "d", 10), None);
     }
 }

@@ -102,6 +102,23 @@ pub fn version_line() -> String {
     format!("pktlab {}", env!("CARGO_PKG_VERSION"))
 }
 
+/// What `pktlab worker --protocol` prints.
+pub fn protocol_line() -> String {
+    format!("protocol {}", crate::worker::protocol::PROTOCOL_VERSION)
+}
+
+/// How a pktlab on a host is told apart: its version and its worker's
+/// protocol (two builds of one version may speak different ones; a
+/// pktlab without `worker --protocol` speaks none this one knows).
+fn identity() -> String {
+    format!("{} {}", version_line(), protocol_line())
+}
+
+/// Shell words that print `PROGRAM`'s identity (empty when it is absent).
+fn identity_probe(program: &str) -> String {
+    format!("$({program} --version 2>/dev/null) $({program} worker --protocol 2>/dev/null)")
+}
+
 impl SshHost {
     pub fn new(
         dest: &str,
@@ -211,7 +228,7 @@ impl SshHost {
     }
 
     /// How to start pktlab on the host: its own `pktlab` when it is this
-    /// version, else a copy of this binary in the per-user cache
+    /// version and speaks this protocol, else a copy of this binary in the per-user cache
     /// (`${XDG_CACHE_HOME:-~/.cache}/pktlab/VERSION/pktlab`), put there
     /// over the same connection when missing. Nothing else is written or
     /// removed.
@@ -221,12 +238,14 @@ impl SshHost {
         }
         let version = env!("CARGO_PKG_VERSION");
         let probe = format!(
-            "echo \"arch $(uname -m)\"; echo \"path $(pktlab --version 2>/dev/null)\"; \
+            "echo \"arch $(uname -m)\"; echo \"path {}\"; \
              d=\"${{XDG_CACHE_HOME:-$HOME/.cache}}/pktlab/{version}\"; echo \"cache $d\"; \
-             echo \"cached $(\"$d/pktlab\" --version 2>/dev/null)\""
+             echo \"cached {}\"",
+            identity_probe("pktlab"),
+            identity_probe("\"$d/pktlab\"")
         );
         let facts = Probe::parse(&self.run(&probe)?);
-        let want = version_line();
+        let want = identity();
         let path = if facts.path == want {
             "pktlab".to_string()
         } else {
@@ -240,7 +259,7 @@ impl SshHost {
                     )));
                 }
                 self.copy_self(&facts.cache)?;
-                let check = self.run(&format!("{} --version", shell_quote(&cached)))?;
+                let check = self.run(&format!("echo {}", identity_probe(&shell_quote(&cached))))?;
                 if check.trim() != want {
                     return Err(self.err(format!(
                         "the copy of pktlab in {} says '{}', not '{want}'",

@@ -5,6 +5,7 @@
 
 pub mod clock;
 pub mod host;
+pub mod observe;
 pub mod session;
 pub mod several;
 
@@ -42,6 +43,8 @@ pub struct PortFacts {
     pub mac: [u8; 6],
     pub up: bool,
     pub mtu: u32,
+    /// It has a device, whose interrupts can be counted.
+    pub device: bool,
 }
 
 impl Remote {

@@ -247,9 +247,19 @@ fn collect(err: impl Read, into: &Mutex<String>) {
 pub fn probe(host: &SshHost, job: &Job) -> Result<PortFacts, BenchError> {
     let mut s = Session::spawn(host, job)?;
     match s.first_reply()? {
-        Reply::Port { mac, up, mtu } => {
+        Reply::Port {
+            mac,
+            up,
+            mtu,
+            device,
+        } => {
             s.finish();
-            Ok(PortFacts { mac, up, mtu })
+            Ok(PortFacts {
+                mac,
+                up,
+                mtu,
+                device,
+            })
         }
         Reply::Error { message } => Err(s.fail(&message)),
         other => Err(s.fail(&format!("unexpected answer to a probe {other:?}"))),

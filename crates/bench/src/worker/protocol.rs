@@ -13,7 +13,20 @@
 //! ```
 //!
 //! A probe task (an interface's MAC, state and MTU) is answered by one
-//! `port` line. Any failure is one `error` line. The job's `version` is
+//! `port` line. An observe task (version 2) samples the host's lab
+//! interfaces, and its per-CPU load and interrupts, while a trial runs:
+//!
+//! ```text
+//!   {"version":2,"task":{"role":"observe",...},...} ->
+//!                                   <-  {"type":"ready",...}
+//!   {"type":"start","at_unix_ns":T} ->
+//!                                   <-  {"type":"observing"}        (first reading taken)
+//!                                   <-  {"type":"second",...}       (one per interval)
+//!   {"type":"stop"}  (or stdin EOF) ->
+//!                                   <-  {"type":"second",...}       (the partial last one)
+//!                                   <-  {"type":"observed","totals":[...]}
+//! ```
+//! Any failure is one `error` line. The job's `version` is
 //! read before anything else, so that a worker of another version says so
 //! instead of failing on a field it does not know.
 
@@ -29,11 +42,12 @@ use pktlab_wire::frame::FrameSpec;
 use pktlab_wire::mac::MacAddr;
 use serde::{Deserialize, Serialize};
 
+use crate::monitor::{IfaceCounters, Second};
 use crate::BenchError;
 
 /// The protocol's version: a controller and a worker that differ refuse
-/// to work together.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// to work together. 2: the observe task.
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The first line the controller sends.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -53,6 +67,26 @@ pub enum Task {
     Recv(RecvJob),
     /// Reports an interface's facts, sends nothing.
     Probe(PortRef),
+    /// Samples interfaces (and the CPUs) until stopped, sends nothing.
+    Observe(ObserveJob),
+}
+
+/// What an observing worker samples, every interval.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ObserveJob {
+    pub ports: Vec<RolePort>,
+    /// Also the host's per-CPU load.
+    pub cpus: bool,
+    pub interval_secs: f64,
+}
+
+/// A lab interface on the worker's host and its role (`gen`, `rcv`,
+/// `dut_in`, ...).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RolePort {
+    pub role: String,
+    pub iface: String,
+    pub netns: Option<String>,
 }
 
 /// An interface, optionally inside a network namespace.
@@ -143,6 +177,19 @@ pub enum Reply {
         mac: [u8; 6],
         up: bool,
         mtu: u32,
+        /// The interface has a device that raises interrupts (veth has
+        /// none).
+        #[serde(default)]
+        device: bool,
+    },
+    /// An observer's first reading is taken: counting from here.
+    Observing,
+    /// An observer's interval.
+    Second(Second),
+    /// An observer's last word: its interfaces' counters from its first
+    /// reading to its last (the sum of its seconds).
+    Observed {
+        totals: Vec<IfaceCounters>,
     },
     Error {
         message: String,
@@ -413,7 +460,17 @@ mod tests {
             e.starts_with("protocol version 7 from the controller, but this worker (pktlab "),
             "{e}"
         );
-        assert!(e.ends_with("speaks version 1: use the same pktlab version on every host"));
+        assert!(e.ends_with("speaks version 2: use the same pktlab version on every host"));
+        // A worker of version 1 (before the observe task) is refused by
+        // name, as a controller of version 1 is by this worker.
+        let old = parse_job(
+            r#"{"version":1,"task":{"role":"probe","iface":"lo","netns":null},"deadline_secs":1}"#,
+        )
+        .unwrap_err();
+        assert!(
+            old.starts_with("protocol version 1 from the controller"),
+            "{old}"
+        );
         assert_eq!(
             parse_job("{}").unwrap_err(),
             "the job has no protocol version"
@@ -432,7 +489,7 @@ mod tests {
             r#"{"type":"stop"}"#
         );
         let r: Reply = serde_json::from_str(
-            r#"{"type":"ready","version":1,"pktlab":"0.1.0","clock_unix_ns":9}"#,
+            r#"{"type":"ready","version":2,"pktlab":"0.1.0","clock_unix_ns":9}"#,
         )
         .unwrap();
         assert!(matches!(

@@ -20,7 +20,12 @@ use pktlab_engine::tx::TxEvent;
 use pktlab_engine::StopSignal;
 use pktlab_io::clock::realtime_ns;
 
-use super::protocol::{parse_job, Command, PortRef, Reply, Task, PROTOCOL_VERSION};
+use pktlab_lab::interrupts::{self, NicIrqMatch};
+use pktlab_lab::ports::Port;
+
+use super::protocol::{parse_job, Command, ObserveJob, PortRef, Reply, Task, PROTOCOL_VERSION};
+use crate::monitor::{self, Sampled, Sampler};
+use crate::target::Watched;
 
 /// How long the worker waits for `start` after `ready`.
 const START_WAIT: Duration = Duration::from_secs(60);
@@ -83,12 +88,19 @@ where
                 Err(e) => out.fail(e),
             }
         }
-        Task::Gen(g) => g.to_config().map(|c| Checked::Gen(Box::new(c))),
-        Task::Recv(r) => r.to_config().map(|c| Checked::Recv(Box::new(c))),
+        Task::Gen(g) => g
+            .to_config()
+            .map(|c| Checked::Gen(Box::new(c)))
+            .map_err(|e| e.to_string()),
+        Task::Recv(r) => r
+            .to_config()
+            .map(|c| Checked::Recv(Box::new(c)))
+            .map_err(|e| e.to_string()),
+        Task::Observe(o) => ObservePlan::check(o).map(Checked::Observe),
     };
     let checked = match checked {
         Ok(c) => c,
-        Err(e) => return out.fail(e.to_string()),
+        Err(e) => return out.fail(e),
     };
     let deadline = match Duration::try_from_secs_f64(job.deadline_secs) {
         Ok(d) => d,
@@ -127,6 +139,46 @@ where
 enum Checked {
     Gen(Box<GenConfig>),
     Recv(Box<RecvConfig>),
+    Observe(ObservePlan),
+}
+
+/// An observe job, checked: its interfaces exist and are read once.
+struct ObservePlan {
+    watched: Vec<Watched>,
+    irqs: Vec<NicIrqMatch>,
+    cpus: bool,
+    interval: Duration,
+}
+
+impl ObservePlan {
+    fn check(job: &ObserveJob) -> Result<ObservePlan, String> {
+        let interval = Duration::try_from_secs_f64(job.interval_secs)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| format!("invalid interval {} s", job.interval_secs))?;
+        let watched: Vec<Watched> = job
+            .ports
+            .iter()
+            .map(|p| Watched {
+                role: p.role.clone(),
+                port: Port::new(&p.iface, p.netns.as_deref()),
+            })
+            .collect();
+        // A missing interface or namespace is named now, before `ready`.
+        monitor::read_counters(&watched).map_err(|e| e.to_string())?;
+        let mut irqs = Vec::new();
+        for w in &watched {
+            let m = interrupts::nic_irq_match(w.port.netns.as_deref(), &w.port.iface)
+                .map_err(|e| e.to_string())?;
+            irqs.extend(m);
+        }
+        Ok(ObservePlan {
+            watched,
+            irqs,
+            cpus: job.cpus,
+            interval,
+        })
+    }
 }
 
 /// Runs the checked job, streaming its events.
@@ -169,6 +221,34 @@ fn run<W: Write>(job: Checked, stop: &StopSignal, out: &mut Replies<W>) -> Resul
             match result {
                 Ok(s) => {
                     out.send(&Reply::RxSummary(s));
+                    Ok(())
+                }
+                Err(e) => out.fail(e.to_string()),
+            }
+        }
+        Checked::Observe(plan) => {
+            let sampled = Sampled {
+                watched: &plan.watched,
+                irqs: &plan.irqs,
+                cpus: plan.cpus,
+            };
+            let sampler = match Sampler::start(sampled) {
+                Ok(s) => s,
+                Err(e) => return out.fail(e.to_string()),
+            };
+            if !out.send(&Reply::Observing) {
+                return Err("the controller went away".into());
+            }
+            // Every second is sent, the short last one too: the seconds
+            // add up to the totals.
+            let result = sampler.run(plan.interval, true, &|| stop.is_set(), &mut |second| {
+                if !out.send(&Reply::Second(second)) {
+                    stop.stop();
+                }
+            });
+            match result {
+                Ok(totals) => {
+                    out.send(&Reply::Observed { totals });
                     Ok(())
                 }
                 Err(e) => out.fail(e.to_string()),
@@ -250,10 +330,14 @@ fn probe(port: &PortRef) -> Result<Reply, String> {
         None => facts(),
     };
     let (i, up) = found.map_err(|e| e.to_string())?;
+    let device = interrupts::nic_irq_match(port.netns.as_deref(), &port.iface)
+        .map_err(|e| e.to_string())?
+        .is_some();
     Ok(Reply::Port {
         mac: i.mac,
         up,
         mtu: i.mtu,
+        device,
     })
 }
 
@@ -296,30 +380,31 @@ mod tests {
     #[test]
     fn probing_a_missing_interface_names_it() {
         let (r, lines) = serve_text(
-            "{\"version\":1,\"task\":{\"role\":\"probe\",\"iface\":\"nosuchif7\",\"netns\":null},\"deadline_secs\":1}\n",
+            "{\"version\":2,\"task\":{\"role\":\"probe\",\"iface\":\"nosuchif7\",\"netns\":null},\"deadline_secs\":1}\n",
         );
         let e = r.unwrap_err();
         assert!(e.contains("nosuchif7"), "{e}");
         assert_eq!(lines[0]["type"], "error");
         let (r, lines) = serve_text(
-            "{\"version\":1,\"task\":{\"role\":\"probe\",\"iface\":\"lo\",\"netns\":null},\"deadline_secs\":1}\n",
+            "{\"version\":2,\"task\":{\"role\":\"probe\",\"iface\":\"lo\",\"netns\":null},\"deadline_secs\":1}\n",
         );
         r.unwrap();
         assert_eq!(lines[0]["type"], "port");
         assert_eq!(lines[0]["mac"], serde_json::json!([0, 0, 0, 0, 0, 0]));
         assert_eq!(lines[0]["up"], true);
         assert_eq!(lines[0]["mtu"], 65536);
+        assert_eq!(lines[0]["device"], false);
     }
 
     #[test]
     fn the_end_of_input_before_start_ends_the_worker() {
-        let job = "{\"version\":1,\"task\":{\"role\":\"recv\",\"io\":\"afpacket\",\"iface\":\"lo\",\"threads\":1,\"count\":null,\"duration_secs\":null,\"idle_secs\":null,\"interval_secs\":1.0,\"cpus\":[],\"netns\":null},\"deadline_secs\":5}\n";
+        let job = "{\"version\":2,\"task\":{\"role\":\"recv\",\"io\":\"afpacket\",\"iface\":\"lo\",\"threads\":1,\"count\":null,\"duration_secs\":null,\"idle_secs\":null,\"interval_secs\":1.0,\"cpus\":[],\"netns\":null},\"deadline_secs\":5}\n";
         let started = Instant::now();
         let (r, lines) = serve_text(job);
         assert_eq!(r.unwrap_err(), "the controller went away before the start");
         assert_eq!(lines.len(), 1);
         assert_eq!(lines[0]["type"], "ready");
-        assert_eq!(lines[0]["version"], 1);
+        assert_eq!(lines[0]["version"], 2);
         // Long before START_WAIT.
         assert!(started.elapsed() < Duration::from_secs(30));
     }

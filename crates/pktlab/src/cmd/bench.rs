@@ -264,6 +264,11 @@ fn execute(
     let text = !o.json;
     if text && !o.quiet {
         println!("{}", out::header(campaign, &target.describe(), &dir_text));
+        // Across hosts, one-way latency is only as good as the clocks
+        // (each run's result says so again for its own latency).
+        if let Some(clocks) = dir.env().ok().and_then(|e| e.clocks) {
+            println!("Clocks: {}", clocks.latency);
+        }
     }
     let isolated = target.cpus.as_ref().filter(|p| !p.is_shared());
     if target.is_virtual() && text {
@@ -378,7 +383,12 @@ fn execute(
                     if let Some(n) = result.dut_backlog_drops.filter(|&n| n > 0) {
                         line += &format!(", DUT backlog drops {n}");
                     }
-                    let drops = out::drops_line(&result.drops, result.tx.packets);
+                    let mut drops = out::drops_line(&result.drops, result.tx.packets);
+                    // One-way latency across hosts, and what it is worth.
+                    if let (Some(l), Some(note)) = (&result.rx.latency_ns, &result.latency_note) {
+                        drops +=
+                            &format!("\n  latency: median {:.1} µs, {note}", l.p50 as f64 / 1e3);
+                    }
                     match progress.as_ref() {
                         Some(p) => {
                             p.println(line);

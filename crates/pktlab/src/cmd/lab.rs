@@ -1,5 +1,6 @@
 //! `pktlab lab up|down|status`: the built-in namespace lab.
 
+use pktlab_lab::dutroute::{self, Routed};
 use pktlab_lab::mac::format_mac;
 use pktlab_lab::{BuiltinLab, CpuPlan, LabSpec, UpOutcome, DEFAULT_PREFIX};
 
@@ -32,7 +33,10 @@ enum Action {
     Status(StatusArgs),
     /// Check a campaign's lab of interfaces (hosts over ssh included)
     /// without sending test traffic: reachability, logins, pktlab on the
-    /// hosts, interfaces, MACs, MTU and link state, the DUT's commands
+    /// hosts, interfaces, MACs, MTU and link state, the DUT's commands, and
+    /// that the DUT routes the traffic's destinations out of its port
+    /// towards the receiver (`ip route get` of each range's first and last
+    /// address); one line per problem, exit 1 when there is one
     Check(CheckArgs),
 }
 
@@ -218,9 +222,44 @@ fn check(args: CheckArgs) -> anyhow::Result<()> {
     if let Some(uname) = target.dut_uname() {
         out += &format!("  DUT: {uname}\n");
     }
+    let mut problems = Vec::new();
+    let want = lab.dut_ifaces.get(1).map(String::as_str);
+    for addr in dutroute::ends(&destination_ranges(&campaign)?) {
+        match dutroute::route_of(&target.dut.runner, addr, want) {
+            Routed::Out { dev, via } => {
+                let via = via.map(|v| format!(" via {v}")).unwrap_or_default();
+                out += &format!("  DUT route: {addr} out of {dev}{via}\n");
+            }
+            Routed::Problem(p) => {
+                out += &format!("  problem: {p}\n");
+                problems.push(p);
+            }
+        }
+    }
     if let Some(clocks) = target.clocks() {
         out += &format!("  clocks: {}\n", clocks.latency);
     }
-    out += "lab OK: no test traffic was sent\n";
-    common::write_stdout(&out)
+    if problems.is_empty() {
+        out += "lab OK: no test traffic was sent\n";
+        return common::write_stdout(&out);
+    }
+    out += &format!(
+        "lab NOT OK: {} problem{}; no test traffic was sent\n",
+        problems.len(),
+        if problems.len() == 1 { "" } else { "s" }
+    );
+    common::write_stdout(&out)?;
+    Err(crate::error::Exit(1).into())
+}
+
+/// The first and last address of every traffic profile's destinations.
+fn destination_ranges(
+    campaign: &pktlab_bench::campaign::Campaign,
+) -> anyhow::Result<Vec<(std::net::IpAddr, std::net::IpAddr)>> {
+    let mut out = Vec::new();
+    for t in &campaign.traffics {
+        let r: pktlab_wire::range::EndpointRange = t.dst.parse()?;
+        out.push((r.addrs.start(), r.addrs.end()));
+    }
+    Ok(out)
 }

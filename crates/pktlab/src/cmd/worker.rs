@@ -23,9 +23,18 @@ pub struct Args {
     /// Speak the protocol on standard input and output
     #[arg(long = "stdio")]
     pub stdio: bool,
+    /// Print the protocol version this worker speaks (`protocol N`) and exit
+    #[arg(long = "protocol", conflicts_with = "stdio")]
+    pub protocol: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.protocol {
+        return crate::cmd::common::write_stdout(&format!(
+            "{}\n",
+            pktlab_bench::ssh::host::protocol_line()
+        ));
+    }
     if !args.stdio {
         return Err(usage(
             "pktlab worker needs --stdio: it is started by pktlab bench over ssh",
