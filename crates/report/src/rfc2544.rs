@@ -49,6 +49,10 @@ pub fn result_text(g: &GoalBounds) -> String {
             "at least {} pps (the generator could not go higher){incomplete}{inversion}",
             grouped(l)
         ),
+        Some(l) if g.tester_limited => format!(
+            "at least {} pps (the tester dropped the frames, not the DUT){incomplete}{inversion}",
+            grouped(l)
+        ),
         Some(l) if g.hit_max => format!(
             "at least {} pps (the maximum load){incomplete}{inversion}",
             grouped(l)
@@ -252,6 +256,7 @@ mod tests {
             upper_intended_pps: Some(20_100.0),
             hit_max,
             generator_limited: limited,
+            tester_limited: false,
             loss_inversion: false,
             complete: true,
         }
@@ -272,6 +277,14 @@ mod tests {
         assert_eq!(
             result_text(&goal(Some(60_000.0), true, true)),
             "at least 60,000 pps (the generator could not go higher)"
+        );
+        let tester = GoalBounds {
+            tester_limited: true,
+            ..goal(Some(100_000.0), true, false)
+        };
+        assert_eq!(
+            result_text(&tester),
+            "at least 100,000 pps (the tester dropped the frames, not the DUT)"
         );
         assert_eq!(
             result_text(&goal(Some(100_000.0), true, false)),
@@ -365,6 +378,7 @@ mod tests {
             max_pps: 100_000.0,
             goals: vec![goal(Some(20_000.0), false, false)],
             generator_limited: false,
+            tester_limited: false,
             trials: 30,
             trial_seconds: 30.0,
         };
