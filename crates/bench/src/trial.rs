@@ -126,6 +126,14 @@ pub enum TrialEvent {
     Offered(f64),
     /// A receiver interval: test frames per second forwarded.
     Forwarded(f64),
+    /// The trial is over: where its lost frames went, for a line per trial.
+    Finished {
+        /// The rate asked for (None: as fast as the generator can).
+        intended_pps: Option<f64>,
+        /// Frames the generator sent.
+        sent: u64,
+        drops: Drops,
+    },
 }
 
 /// Runs one trial of `traffic` on `lab` at the profile's own rate, both
@@ -382,6 +390,11 @@ fn one_trial(
         .late_window
         .and_then(|_| late::late(&rx_counts, drain_end.as_secs_f64(), received));
     let lost = tx.packets.saturating_sub(received - late.unwrap_or(0));
+    on_event(TrialEvent::Finished {
+        intended_pps: rate_pps,
+        sent: tx.packets,
+        drops: drops.clone(),
+    });
     Ok(TrialResult {
         intended_pps: rate_pps,
         forwarded_pps,
@@ -621,11 +634,24 @@ mod tests {
             ..Traffic::inet4()
         };
         let mut events = Vec::new();
+        let mut finished = None;
         let r = trials
-            .run(&traffic, Some(1234.0), &mut |e| {
-                events.push(format!("{e:?}"))
+            .run(&traffic, Some(1234.0), &mut |e| match e {
+                TrialEvent::Finished {
+                    intended_pps,
+                    sent,
+                    drops,
+                } => {
+                    events.push("Finished".into());
+                    finished = Some((intended_pps, sent, drops));
+                }
+                e => events.push(format!("{e:?}")),
             })
             .unwrap();
+        // The last event: the trial's loss as its drops line needs it.
+        let (intended, sent, drops) = finished.expect("a Finished event");
+        assert_eq!((intended, sent), (Some(1234.0), 5000));
+        assert_eq!(drops, r.drops);
         assert_eq!(
             events,
             [
@@ -640,6 +666,7 @@ mod tests {
                 "Forwarded(1100.0)",
                 "Forwarded(950.0)",
                 "Forwarded(0.0)",
+                "Finished",
             ]
         );
         assert_eq!(r.rx_samples, [0.0, 900.0, 1000.0, 1100.0, 950.0, 0.0]);
