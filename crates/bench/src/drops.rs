@@ -321,3 +321,128 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
         places,
     }
 }
+
+/// The loss of several runs added up (one configuration's, for `pktlab
+/// compare` and the report): the sides, and each place's frames summed
+/// over the runs where it is the same place.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LossSum {
+    /// Runs whose loss was attributed.
+    pub runs: usize,
+    /// Of them, attributed from counters only (the tracer did not run).
+    pub untraced: usize,
+    pub lost: u64,
+    pub dut: u64,
+    pub tester: u64,
+    pub unexplained: u64,
+    /// Most frames first; equal counts in the order first seen.
+    pub places: Vec<Place>,
+    /// Runs that were tester-limited.
+    pub tester_limited: usize,
+}
+
+impl LossSum {
+    /// Adds one run's drops.
+    pub fn add(&mut self, d: &Drops) {
+        self.runs += 1;
+        self.untraced += usize::from(!d.traced);
+        self.tester_limited += usize::from(d.tester_limited);
+        self.lost += d.lost;
+        self.dut += d.dut;
+        self.tester += d.tester;
+        self.unexplained += d.unexplained;
+        for p in &d.places {
+            let same = |q: &&mut Place| {
+                Place {
+                    frames: 0,
+                    ..(*q).clone()
+                } == Place {
+                    frames: 0,
+                    ..p.clone()
+                }
+            };
+            match self.places.iter_mut().find(same) {
+                Some(q) => q.frames += p.frames,
+                None => self.places.push(p.clone()),
+            }
+        }
+        // A stable sort: equal counts keep the order first seen.
+        self.places.sort_by(|a, b| b.frames.cmp(&a.frames));
+    }
+
+    /// The sum of `drops`.
+    pub fn of<'a>(drops: impl IntoIterator<Item = &'a Drops>) -> LossSum {
+        let mut s = LossSum::default();
+        for d in drops {
+            s.add(d);
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn place(side: Side, iface: &str, reason: &str, location: &str, frames: u64) -> Place {
+        Place {
+            side,
+            host: "local".into(),
+            netns: "lab-dut".into(),
+            iface: iface.into(),
+            layer: "kernel".into(),
+            reason: reason.into(),
+            location: location.into(),
+            frames,
+        }
+    }
+
+    fn drops(lost: u64, unexplained: u64, places: Vec<Place>, traced: bool) -> Drops {
+        let side = |s| {
+            places
+                .iter()
+                .filter(|p| p.side == s)
+                .map(|p| p.frames)
+                .sum()
+        };
+        Drops {
+            lost,
+            dut: side(Side::Dut),
+            tester: side(Side::Tester),
+            unexplained,
+            tester_limited: false,
+            traced,
+            places,
+        }
+    }
+
+    #[test]
+    fn runs_add_up_by_place() {
+        let nft = |n| place(Side::Dut, "d0", "NETFILTER_DROP", "nft_do_chain", n);
+        let ring = |n| Place {
+            layer: "ring".into(),
+            ..place(Side::Tester, "r0", "ring_drops", "-", n)
+        };
+        let runs = [
+            drops(2000, 0, vec![nft(2000)], true),
+            drops(2100, 30, vec![nft(1970), ring(100)], true),
+            drops(0, 0, vec![], true),
+            drops(500, 0, vec![ring(500)], false),
+        ];
+        let s = LossSum::of(&runs);
+        // 2000 + 2100 + 0 + 500 lost; nft 2000 + 1970, the ring 100 + 500.
+        assert_eq!(
+            (s.runs, s.untraced, s.lost, s.dut, s.tester, s.unexplained),
+            (4, 1, 4600, 3970, 600, 30)
+        );
+        assert_eq!(s.places, vec![nft(3970), ring(600)]);
+        // The same reason in another interface is another place.
+        let other = place(Side::Dut, "d1", "NETFILTER_DROP", "nft_do_chain", 5000);
+        let s = LossSum::of(&[
+            drops(2000, 0, vec![nft(2000)], true),
+            drops(5000, 0, vec![other.clone()], true),
+        ]);
+        assert_eq!(s.places, vec![other, nft(2000)]);
+        assert_eq!(LossSum::of(&[]), LossSum::default());
+    }
+}

@@ -217,7 +217,10 @@ fn rfc2544_prints_where_each_trials_loss_went() {
         assert!(line.starts_with(&format!("{want}, ")), "{}", r.stdout);
     }
     assert_eq!(
-        r.stdout.lines().filter(|l| l.starts_with("  trial ")).count(),
+        r.stdout
+            .lines()
+            .filter(|l| l.starts_with("  trial "))
+            .count(),
         1,
         "{}",
         r.stdout

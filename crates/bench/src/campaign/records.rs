@@ -83,6 +83,10 @@ pub struct RunFigures {
     pub requested_pps: Option<f64>,
     #[serde(default)]
     pub finished_at: Option<u64>,
+    /// Where the lost frames went; None in lines written before it was
+    /// recorded.
+    #[serde(default)]
+    pub drops: Option<crate::drops::Drops>,
 }
 
 /// A whole finished run, as its file holds it.
@@ -349,6 +353,7 @@ mod tests {
                 loss_ratio: 0.0095,
                 requested_pps: Some(1000.0),
                 finished_at: Some(1_700_000_004),
+                drops: Some(run.result.trial.drops.clone()),
             }
         );
         // The seconds are their own lines, not a field of the result.

@@ -83,8 +83,7 @@ impl Measurement {
 /// millisecond) and, with `generator_tolerance`, neither generator- nor
 /// tester-limited.
 pub fn full_length(t: &Measurement, trial_duration: f64, generator_tolerance: Option<f64>) -> bool {
-    t.duration_s >= trial_duration - 1e-3
-        && !generator_tolerance.is_some_and(|tol| t.limited(tol))
+    t.duration_s >= trial_duration - 1e-3 && !generator_tolerance.is_some_and(|tol| t.limited(tol))
 }
 
 /// A load's classification for one target.
