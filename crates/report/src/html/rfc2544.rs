@@ -187,6 +187,9 @@ pub struct TrialLine {
     #[serde(default, alias = "classes")]
     pub classification: serde_json::Value,
     pub started_at: f64,
+    /// Where the trial's lost frames went (None: not recorded).
+    #[serde(default)]
+    pub drops: Option<pktlab_bench::drops::Drops>,
 }
 
 impl TrialLine {
