@@ -21,7 +21,7 @@ use pktlab_io::droptrace::{DropCounts, DropTracer, NamedDrop, Places, HOST};
 use pktlab_lab::softnet::{self, SoftnetCpu};
 use serde::{Deserialize, Serialize};
 
-use crate::monitor::IfaceCounters;
+use crate::monitor::{IfaceCounters, IfaceQdisc};
 use crate::target::Target;
 use crate::BenchError;
 
@@ -171,6 +171,7 @@ pub struct Counters<'a> {
     pub tx: &'a TxSummary,
     pub rx: &'a RxSummary,
     pub ifaces: &'a [IfaceCounters],
+    pub qdiscs: &'a [IfaceQdisc],
     pub softnet: &'a [SoftnetCpu],
 }
 
@@ -251,7 +252,11 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
     }
     // The counters, for what is left: the receiver's ring first (frames
     // the kernel had but the receiver never read), then each interface's
-    // drop counters, then the DUT CPUs' backlogs.
+    // drop counters and its root qdisc's drops (a qdisc's drop does not
+    // count in the interface's tx_dropped; a kernel event of the same
+    // frame, QDISC_DROP, came first above, so the qdisc adds only what
+    // the events missed), then the DUT CPUs' backlogs (shared with other
+    // labs on the host, so last).
     let rcv_ns = namespaces.rcv.clone();
     let mut counters: Vec<(Side, String, String, &str, String, u64)> = vec![(
         Side::Tester,
@@ -286,6 +291,22 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
                 n,
             ));
         }
+    }
+    for q in c.qdiscs {
+        let side = if q.role.starts_with("dut") {
+            Side::Dut
+        } else {
+            Side::Tester
+        };
+        let ns = q.ns.clone().unwrap_or_else(|| HOST.to_string());
+        counters.push((
+            side,
+            ns,
+            q.iface.clone(),
+            "qdisc",
+            format!("{} drops", q.counters.kind),
+            q.counters.drops,
+        ));
     }
     if let Some(plan) = &lab.cpus {
         let n = softnet::dropped_on(c.softnet, &plan.dut_cpus);

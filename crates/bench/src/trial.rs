@@ -16,7 +16,7 @@ use pktlab_lab::softnet::{self, SoftnetCpu};
 use crate::drops::{self, Drops};
 use crate::endpoint::{BenchIo, Endpoint, Local};
 use crate::late;
-use crate::monitor::{self, IfaceCounters, Second};
+use crate::monitor::{self, IfaceCounters, IfaceQdisc, Second};
 use crate::samples::{run_value, steady};
 use crate::target::Target;
 use crate::traffic::Traffic;
@@ -102,6 +102,9 @@ pub struct TrialResult {
     pub rx: RxSummary,
     /// Every lab interface's counters over the trial.
     pub lab_counters: Vec<IfaceCounters>,
+    /// The root qdisc counters of every lab interface that has a qdisc.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub qdiscs: Vec<IfaceQdisc>,
     /// Per CPU over the trial: backlog packets processed, dropped and
     /// squeezed (`/proc/net/softnet_stat`, the whole host's).
     pub softnet: Vec<SoftnetCpu>,
@@ -283,6 +286,7 @@ fn one_trial(
     }
     let window = drops::begin()?;
     let before = monitor::read_counters(&lab.watched)?;
+    let qdiscs_before = monitor::read_qdiscs(&lab.watched)?;
     let softnet_before = softnet::read()?;
     let rx_stop = StopSignal::new();
     let monitor_stop = AtomicBool::new(false);
@@ -360,6 +364,7 @@ fn one_trial(
     let seconds = seconds?;
     let after = monitor::read_counters(&lab.watched)?;
     let lab_counters = monitor::counter_deltas(&before, &after);
+    let qdiscs = monitor::qdisc_deltas(&qdiscs_before, &monitor::read_qdiscs(&lab.watched)?);
     let softnet = softnet::deltas(&softnet_before, &softnet::read()?);
     let kernel = window.end()?;
     let drops = drops::reconcile(
@@ -369,6 +374,7 @@ fn one_trial(
             tx: &tx,
             rx: &rx,
             ifaces: &lab_counters,
+            qdiscs: &qdiscs,
             softnet: &softnet,
         },
     );
@@ -411,6 +417,7 @@ fn one_trial(
         tx,
         rx,
         lab_counters,
+        qdiscs,
         softnet,
         dut_backlog_drops,
         seconds,

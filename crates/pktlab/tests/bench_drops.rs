@@ -254,3 +254,123 @@ fn a_bad_drop_trace_mode_is_a_usage_error() {
         "pktlab: invalid drop trace 'maybe': use auto, on or off"
     );
 }
+
+/// The drops of the root qdisc of `iface` in `ns`, as tc itself reports
+/// them (`tc -s -j qdisc show`).
+fn tc_drops(ns: &str, iface: &str) -> u64 {
+    let out = common::sh(&format!(
+        "ip netns exec {ns} tc -s -j qdisc show dev {iface} root"
+    ));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    v[0]["drops"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no drops in {out}"))
+}
+
+#[test]
+fn an_egress_qdisc_drop_is_attributed_with_the_qdiscs_own_count() {
+    let _serial = common::one_at_a_time();
+    let lab = Lab::up();
+    let dut = lab.ns("dut");
+    // A token bucket of 1 Mbit/s on the DUT's egress to the receiver lets
+    // about 2000 of the 20000 frames a second through; its queue holds 3000
+    // bytes, so it drops the rest. It is added here (the configuration
+    // only looks at it), so that tc's own count can be read around the run.
+    common::sh(&format!(
+        "ip netns exec {dut} tc qdisc add dev d1 root tbf rate 1mbit burst 1600 limit 3000"
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        r#"name = "qdisc"
+[lab]
+prefix = "{}"
+[run]
+iterations = 1
+duration = "3s"
+warmup = "1s"
+tail = "1s"
+drop_trace = "off"
+[[traffic]]
+name = "inet4"
+rate = "20kpps"
+[[config]]
+name = "tbf"
+apply = ["tc qdisc show dev d1"]
+"#,
+        lab.prefix
+    );
+    for (i, trace) in ["off", "auto"].iter().enumerate() {
+        let file = dir.path().join(format!("qdisc-{trace}.toml"));
+        std::fs::write(
+            &file,
+            text.replace("drop_trace = \"off\"", &format!("drop_trace = \"{trace}\"")),
+        )
+        .unwrap();
+        let out_dir = dir.path().join(format!("out{i}"));
+        let before = tc_drops(&dut, "d1");
+        let r = pktlab(&[
+            "bench",
+            "-f",
+            file.to_str().unwrap(),
+            "-o",
+            out_dir.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let dropped = tc_drops(&dut, "d1") - before;
+        let text = std::fs::read_to_string(out_dir.join("runs/tbf.inet4.1.jsonl")).unwrap();
+        let v: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        let d = &v["drops"];
+        // Every lost frame is one the qdisc dropped, and the other way round.
+        let sent = v["tx"]["packets"].as_u64().unwrap();
+        assert!(dropped > sent / 2, "tbf dropped {dropped} of {sent}");
+        assert_eq!(d["lost"], dropped, "tc says {dropped}: {v}");
+        assert_eq!(d["unexplained"], 0, "{v}");
+        assert_eq!(d["dut"], dropped, "{v}");
+        // The run records the qdisc's own delta.
+        assert_eq!(
+            v["qdiscs"],
+            json!([{"role": "dut_out", "ns": dut, "iface": "d1", "kind": "tbf",
+                "drops": dropped, "overlimits": v["qdiscs"][0]["overlimits"]}]),
+            "{v}"
+        );
+        let places = d["places"].as_array().unwrap();
+        let at = |layer: &str| -> u64 {
+            places
+                .iter()
+                .filter(|p| p["layer"] == layer)
+                .map(|p| p["frames"].as_u64().unwrap())
+                .sum()
+        };
+        // Every place is d1's in the DUT: the qdisc's counter, and with the
+        // tracer the kernel's events of the same drops, never both for one
+        // frame.
+        for p in places {
+            assert_eq!(
+                (&p["side"], &p["iface"]),
+                (&json!("dut"), &json!("d1")),
+                "{v}"
+            );
+        }
+        assert_eq!(at("kernel") + at("qdisc"), dropped, "{v}");
+        if *trace == "off" {
+            assert_eq!(
+                places,
+                &vec![
+                    json!({"side": "dut", "host": "local", "netns": dut, "iface": "d1",
+                    "layer": "qdisc", "reason": "tbf drops", "location": "-",
+                    "frames": dropped})
+                ],
+                "{v}"
+            );
+            assert!(
+                r.stdout.contains(&format!(
+                    ": DUT d1 tbf drops {dropped} (100%) (counters only)\n"
+                )),
+                "{}",
+                r.stdout
+            );
+        } else {
+            assert_eq!(d["traced"], true, "{v}");
+        }
+    }
+}

@@ -287,6 +287,7 @@ mod tests {
                 iface: None,
             },
             lab_counters: vec![],
+            qdiscs: vec![],
             softnet: vec![pktlab_lab::softnet::SoftnetCpu {
                 cpu: 3,
                 processed: 1981,
