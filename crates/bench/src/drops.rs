@@ -403,7 +403,140 @@ impl LossSum {
 
 #[cfg(test)]
 mod tests {
+    use pktlab_io::qdisc::QdiscCounters;
+    use pktlab_lab::dut::{Dut, DutRunner};
+    use pktlab_lab::ports::{InterfaceLab, Port};
+
     use super::*;
+    use crate::target::{LabKind, Watched};
+
+    /// A lab of ports in namespaces `gen`, `dut` and `rcv`.
+    fn lab() -> Target {
+        let gen = Port::new("g0", Some("gen"));
+        let rcv = Port::new("r0", Some("rcv"));
+        let watch = |role: &str, iface: &str, ns: &str| Watched {
+            role: role.into(),
+            port: Port::new(iface, Some(ns)),
+        };
+        Target {
+            kind: LabKind::Interfaces(InterfaceLab {
+                gen: gen.clone(),
+                rcv: rcv.clone(),
+                dut_in_mac: [2, 0, 0, 0, 0, 2],
+                dut_out_mac: None,
+                dut: DutRunner::Local,
+                dut_ifaces: Vec::new(),
+            }),
+            gen,
+            rcv,
+            gen_remote: None,
+            rcv_remote: None,
+            generators: None,
+            src_mac: [2, 0, 0, 0, 0, 1],
+            dst_mac: [2, 0, 0, 0, 0, 2],
+            watched: vec![
+                watch("gen", "g0", "gen"),
+                watch("dut_in", "d0", "dut"),
+                watch("dut_out", "d1", "dut"),
+                watch("rcv", "r0", "rcv"),
+            ],
+            irqs: Vec::new(),
+            dut: Dut::new(DutRunner::Local, None),
+            cpus: None,
+        }
+    }
+
+    fn summaries(sent: u64, received: u64) -> (TxSummary, RxSummary) {
+        let tx = serde_json::from_value(serde_json::json!({
+            "backend": "t", "packets": sent, "bytes": 0, "seconds": 1.0, "pps": 0.0,
+            "l2_bps": 0.0, "l1_bps": 0.0, "tx_errors": 0, "interrupted": false,
+            "threads": [], "iface": null
+        }))
+        .unwrap();
+        let rx = serde_json::from_value(serde_json::json!({
+            "backend": "t", "packets": received, "bytes": 0, "seconds": 1.0, "pps": 0.0,
+            "l2_bps": 0.0, "l1_bps": 0.0, "flows": 0, "streams": 0, "lost": 0,
+            "out_of_order": 0, "duplicates": 0, "foreign": 0, "ring_drops": 0,
+            "latency_ns": null, "interrupted": false, "threads": [], "iface": null
+        }))
+        .unwrap();
+        (tx, rx)
+    }
+
+    fn event(netns: &str, iface: &str, reason: &str, frames: u64) -> NamedDrop {
+        NamedDrop {
+            netns: netns.into(),
+            iface: iface.into(),
+            reason: reason.into(),
+            location: "__dev_queue_xmit".into(),
+            frames,
+        }
+    }
+
+    #[test]
+    fn a_qdisc_counter_adds_only_what_the_kernel_events_missed() {
+        // 1000 sent, 0 received: the DUT's egress qdisc dropped all 1000
+        // and says so; the tracer saw 700 of them (QDISC_DROP), plus the
+        // receiver's own "not for this host" drops and another lab's.
+        let lab = lab();
+        let (tx, rx) = summaries(1000, 0);
+        let qdiscs = [IfaceQdisc {
+            role: "dut_out".into(),
+            ns: Some("dut".into()),
+            iface: "d1".into(),
+            counters: QdiscCounters {
+                kind: "tbf".into(),
+                drops: 1000,
+                overlimits: 1500,
+            },
+        }];
+        let c = Counters {
+            tx: &tx,
+            rx: &rx,
+            ifaces: &[],
+            qdiscs: &qdiscs,
+            softnet: &[],
+        };
+        let kernel = [
+            event("dut", "d1", "QDISC_DROP", 700),
+            event("rcv", "r0", "OTHERHOST", 50),
+            event("elsewhere", "d1", "QDISC_DROP", 99),
+        ];
+        let d = reconcile(&lab, Some(&kernel), &c);
+        let place = |layer: &str, reason: &str, location: &str, frames| Place {
+            side: Side::Dut,
+            host: "local".into(),
+            netns: "dut".into(),
+            iface: "d1".into(),
+            layer: layer.into(),
+            reason: reason.into(),
+            location: location.into(),
+            frames,
+        };
+        assert_eq!(
+            d,
+            Drops {
+                lost: 1000,
+                dut: 1000,
+                tester: 0,
+                unexplained: 0,
+                places: vec![
+                    place("kernel", "QDISC_DROP", "__dev_queue_xmit", 700),
+                    place("qdisc", "tbf drops", "-", 300),
+                ],
+                traced: true,
+                tester_limited: false,
+            }
+        );
+        // Counters only: the qdisc explains all 1000.
+        let d = reconcile(&lab, None, &c);
+        assert_eq!(d.places, vec![place("qdisc", "tbf drops", "-", 1000)]);
+        assert_eq!((d.dut, d.unexplained, d.traced), (1000, 0, false));
+        // A qdisc that dropped less than was lost leaves the rest unexplained.
+        let (tx, rx) = summaries(1200, 0);
+        let d = reconcile(&lab, None, &Counters { tx: &tx, rx: &rx, ..c });
+        assert_eq!((d.lost, d.dut, d.unexplained), (1200, 1000, 200));
+    }
 
     fn place(side: Side, iface: &str, reason: &str, location: &str, frames: u64) -> Place {
         Place {
