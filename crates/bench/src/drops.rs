@@ -21,7 +21,7 @@ use pktlab_io::droptrace::{DropCounts, DropTracer, NamedDrop, Places, HOST};
 use pktlab_lab::softnet::{self, SoftnetCpu};
 use serde::{Deserialize, Serialize};
 
-use crate::monitor::{IfaceCounters, IfaceQdisc};
+use crate::monitor::{IfaceCounters, IfaceEthtool, IfaceQdisc};
 use crate::target::Target;
 use crate::BenchError;
 
@@ -172,6 +172,8 @@ pub struct Counters<'a> {
     pub rx: &'a RxSummary,
     pub ifaces: &'a [IfaceCounters],
     pub qdiscs: &'a [IfaceQdisc],
+    /// The drivers' drop statistics that moved (`ethtool -S`).
+    pub ethtool: &'a [IfaceEthtool],
     pub softnet: &'a [SoftnetCpu],
 }
 
@@ -256,7 +258,9 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
     // count in the interface's tx_dropped; a kernel event of the same
     // frame, QDISC_DROP, came first above, so the qdisc adds only what
     // the events missed), then the DUT CPUs' backlogs (shared with other
-    // labs on the host, so last).
+    // labs on the host, so last). A driver's own drop statistics (ethtool)
+    // come before its interface's generic counters: they name the cause
+    // of what rx_dropped or rx_missed_errors also count.
     let rcv_ns = namespaces.rcv.clone();
     let mut counters: Vec<(Side, String, String, &str, String, u64)> = vec![(
         Side::Tester,
@@ -266,14 +270,41 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
         "ring_drops".into(),
         c.rx.ring_drops,
     )];
-    for w in c.ifaces {
-        let side = if w.role.starts_with("dut") {
+    let side_of = |role: &str| {
+        if role.starts_with("dut") {
             Side::Dut
         } else {
             Side::Tester
-        };
+        }
+    };
+    for e in c.ethtool {
+        let ns = e.ns.clone().unwrap_or_else(|| HOST.to_string());
+        // An XDP receiver (`recv --io xdp`) drops every frame it counted:
+        // its interface's XDP drops are no loss.
+        let counted_then_dropped =
+            |name: &str| e.ns == lab.rcv.netns && e.iface == lab.rcv.iface && name.contains("xdp");
+        for (name, n) in e.drops.iter().filter(|d| !counted_then_dropped(&d.0)) {
+            counters.push((
+                side_of(&e.role),
+                ns.clone(),
+                e.iface.clone(),
+                "interface",
+                name.clone(),
+                *n,
+            ));
+        }
+    }
+    for w in c.ifaces {
+        let side = side_of(&w.role);
         let ns = w.ns.clone().unwrap_or_else(|| HOST.to_string());
         let k = &w.counters;
+        // What the driver's statistics of this interface already placed.
+        let mut covered: u64 = c
+            .ethtool
+            .iter()
+            .filter(|e| e.ns == w.ns && e.iface == w.iface)
+            .flat_map(|e| e.drops.iter().map(|d| d.1))
+            .sum();
         for (name, n) in [
             ("rx_dropped", k.rx_dropped),
             ("rx_missed_errors", k.rx_missed_errors),
@@ -282,6 +313,9 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
             ("tx_dropped", k.tx_dropped),
             ("tx_errors", k.tx_errors),
         ] {
+            let same = n.min(covered);
+            covered -= same;
+            let n = n - same;
             counters.push((
                 side,
                 ns.clone(),
@@ -293,11 +327,7 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
         }
     }
     for q in c.qdiscs {
-        let side = if q.role.starts_with("dut") {
-            Side::Dut
-        } else {
-            Side::Tester
-        };
+        let side = side_of(&q.role);
         let ns = q.ns.clone().unwrap_or_else(|| HOST.to_string());
         counters.push((
             side,
@@ -495,6 +525,7 @@ mod tests {
             rx: &rx,
             ifaces: &[],
             qdiscs: &qdiscs,
+            ethtool: &[],
             softnet: &[],
         };
         let kernel = [
@@ -532,9 +563,65 @@ mod tests {
         let d = reconcile(&lab, None, &c);
         assert_eq!(d.places, vec![place("qdisc", "tbf drops", "-", 1000)]);
         assert_eq!((d.dut, d.unexplained, d.traced), (1000, 0, false));
+        // A driver's statistic comes before its interface's generic
+        // counters, which count the same frames (d1's 40 tx_dropped are
+        // its 40 rx_queue_0_drops); the receiver's XDP drops are frames an
+        // XDP receiver counted, no loss.
+        let ethtool = [
+            IfaceEthtool {
+                role: "dut_out".into(),
+                ns: Some("dut".into()),
+                iface: "d1".into(),
+                drops: vec![("rx_queue_0_drops".into(), 40)],
+            },
+            IfaceEthtool {
+                role: "rcv".into(),
+                ns: Some("rcv".into()),
+                iface: "r0".into(),
+                drops: vec![("rx_queue_0_xdp_drops".into(), 999)],
+            },
+        ];
+        let ifaces = [crate::monitor::IfaceCounters {
+            role: "dut_out".into(),
+            ns: Some("dut".into()),
+            iface: "d1".into(),
+            counters: pktlab_io::iface::IfCounters {
+                tx_dropped: 40,
+                ..Default::default()
+            },
+        }];
+        let (tx, rx) = summaries(1045, 0);
+        let d = reconcile(
+            &lab,
+            None,
+            &Counters {
+                tx: &tx,
+                rx: &rx,
+                ifaces: &ifaces,
+                qdiscs: &qdiscs,
+                ethtool: &ethtool,
+                softnet: &[],
+            },
+        );
+        assert_eq!(
+            d.places,
+            vec![
+                place("interface", "rx_queue_0_drops", "-", 40),
+                place("qdisc", "tbf drops", "-", 1000),
+            ]
+        );
+        assert_eq!((d.lost, d.dut, d.unexplained), (1045, 1040, 5));
         // A qdisc that dropped less than was lost leaves the rest unexplained.
         let (tx, rx) = summaries(1200, 0);
-        let d = reconcile(&lab, None, &Counters { tx: &tx, rx: &rx, ..c });
+        let d = reconcile(
+            &lab,
+            None,
+            &Counters {
+                tx: &tx,
+                rx: &rx,
+                ..c
+            },
+        );
         assert_eq!((d.lost, d.dut, d.unexplained), (1200, 1000, 200));
     }
 

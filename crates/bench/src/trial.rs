@@ -16,7 +16,7 @@ use pktlab_lab::softnet::{self, SoftnetCpu};
 use crate::drops::{self, Drops};
 use crate::endpoint::{BenchIo, Endpoint, Local};
 use crate::late;
-use crate::monitor::{self, IfaceCounters, IfaceQdisc, Second};
+use crate::monitor::{self, IfaceCounters, IfaceEthtool, IfaceQdisc, Second};
 use crate::samples::{run_value, steady};
 use crate::target::Target;
 use crate::traffic::Traffic;
@@ -105,6 +105,9 @@ pub struct TrialResult {
     /// The root qdisc counters of every lab interface that has a qdisc.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub qdiscs: Vec<IfaceQdisc>,
+    /// The drivers' drop statistics that moved during the trial (`ethtool -S`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ethtool_drops: Vec<IfaceEthtool>,
     /// Per CPU over the trial: backlog packets processed, dropped and
     /// squeezed (`/proc/net/softnet_stat`, the whole host's).
     pub softnet: Vec<SoftnetCpu>,
@@ -287,6 +290,7 @@ fn one_trial(
     let window = drops::begin()?;
     let before = monitor::read_counters(&lab.watched)?;
     let qdiscs_before = monitor::read_qdiscs(&lab.watched)?;
+    let ethtool_before = monitor::read_ethtool_drops(&lab.watched)?;
     let softnet_before = softnet::read()?;
     let rx_stop = StopSignal::new();
     let monitor_stop = AtomicBool::new(false);
@@ -365,6 +369,8 @@ fn one_trial(
     let after = monitor::read_counters(&lab.watched)?;
     let lab_counters = monitor::counter_deltas(&before, &after);
     let qdiscs = monitor::qdisc_deltas(&qdiscs_before, &monitor::read_qdiscs(&lab.watched)?);
+    let ethtool_drops =
+        monitor::ethtool_deltas(&ethtool_before, &monitor::read_ethtool_drops(&lab.watched)?);
     let softnet = softnet::deltas(&softnet_before, &softnet::read()?);
     let kernel = window.end()?;
     let drops = drops::reconcile(
@@ -375,6 +381,7 @@ fn one_trial(
             rx: &rx,
             ifaces: &lab_counters,
             qdiscs: &qdiscs,
+            ethtool: &ethtool_drops,
             softnet: &softnet,
         },
     );
@@ -418,6 +425,7 @@ fn one_trial(
         rx,
         lab_counters,
         qdiscs,
+        ethtool_drops,
         softnet,
         dut_backlog_drops,
         seconds,

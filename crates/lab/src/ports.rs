@@ -81,6 +81,28 @@ pub fn qdiscs_at(ns: Option<&str>, names: &[&str]) -> Result<Vec<Option<QdiscCou
     })
 }
 
+/// The drivers' drop statistics (`ethtool -S`) of `names`, read in `ns`
+/// (`None`: this thread's namespace); empty for a driver without any.
+pub fn ethtool_drops_at(
+    ns: Option<&str>,
+    names: &[&str],
+) -> Result<Vec<Vec<(String, u64)>>, LabError> {
+    let read = || {
+        names
+            .iter()
+            .map(|n| pktlab_io::ethtool::drop_stats(n))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let result = match ns {
+        Some(ns) => netns::within(ns, read)?,
+        None => read(),
+    };
+    result.map_err(|err| LabError::Io {
+        ns: ns.map_or_else(|| "of this process".into(), str::to_string),
+        err,
+    })
+}
+
 /// A forwarding lab on existing interfaces.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InterfaceLab {

@@ -288,6 +288,7 @@ mod tests {
             },
             lab_counters: vec![],
             qdiscs: vec![],
+            ethtool_drops: vec![],
             softnet: vec![pktlab_lab::softnet::SoftnetCpu {
                 cpu: 3,
                 processed: 1981,
