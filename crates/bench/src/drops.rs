@@ -418,7 +418,7 @@ impl LossSum {
             }
         }
         // A stable sort: equal counts keep the order first seen.
-        self.places.sort_by(|a, b| b.frames.cmp(&a.frames));
+        self.places.sort_by_key(|p| std::cmp::Reverse(p.frames));
     }
 
     /// The sum of `drops`.

@@ -128,7 +128,7 @@ mod tests {
         (old.drops, old.overlimits) = (1, 2);
         let both = [
             TcAttribute::Kind("tbf".into()),
-            TcAttribute::Stats(old.clone()),
+            TcAttribute::Stats(old),
             TcAttribute::Stats2(vec![TcStats2::Queue(queue)]),
         ];
         let want = |drops, overlimits| QdiscCounters {
