@@ -589,3 +589,34 @@ fn where_the_lost_frames_went_per_configuration() {
     assert!(page.contains("<h3>nft-stateful · inet4</h3>"));
     assert!(page.contains("<h3>RFC 2544 trials</h3>"));
 }
+
+#[test]
+fn a_tester_limited_search_is_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = build(tmp.path(), &[]);
+    std::fs::copy(
+        Path::new(FIXTURES).join("trials.jsonl"),
+        path.join("trials.jsonl"),
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(Path::new(FIXTURES).join("rfc2544.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["throughput"][0]["tester_limited"] = true.into();
+    std::fs::write(path.join("rfc2544.json"), v.to_string()).unwrap();
+    let page = html::render(&[Folder::load(&path).unwrap()]);
+    assert!(
+        page.contains("<strong>Tester-limited RFC 2544 search (forwarding inet4 64 B):</strong>"),
+        "no tester-limited warning"
+    );
+    // The generator-limited search (1518 B) is still said apart.
+    assert!(page
+        .contains("<strong>Generator-limited RFC 2544 search (forwarding inet4 1518 B):</strong>"));
+    // Without the flag (files written before it): no such warning.
+    std::fs::copy(
+        Path::new(FIXTURES).join("rfc2544.json"),
+        path.join("rfc2544.json"),
+    )
+    .unwrap();
+    let page = html::render(&[Folder::load(&path).unwrap()]);
+    assert!(!page.contains("Tester-limited"));
+}

@@ -80,6 +80,9 @@ pub struct Throughput {
     pub goals: Vec<Goal>,
     #[serde(default)]
     pub generator_limited: bool,
+    /// Most of the loss at some goal's lower bound was the tester's.
+    #[serde(default)]
+    pub tester_limited: bool,
     #[serde(default)]
     pub trials: usize,
 }
