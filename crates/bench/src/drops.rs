@@ -21,7 +21,7 @@ use pktlab_io::droptrace::{DropCounts, DropTracer, NamedDrop, Places, HOST};
 use pktlab_lab::softnet::{self, SoftnetCpu};
 use serde::{Deserialize, Serialize};
 
-use crate::monitor::IfaceCounters;
+use crate::monitor::{IfaceCounters, IfaceEthtool, IfaceQdisc};
 use crate::target::Target;
 use crate::BenchError;
 
@@ -171,6 +171,9 @@ pub struct Counters<'a> {
     pub tx: &'a TxSummary,
     pub rx: &'a RxSummary,
     pub ifaces: &'a [IfaceCounters],
+    pub qdiscs: &'a [IfaceQdisc],
+    /// The drivers' drop statistics that moved (`ethtool -S`).
+    pub ethtool: &'a [IfaceEthtool],
     pub softnet: &'a [SoftnetCpu],
 }
 
@@ -251,7 +254,13 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
     }
     // The counters, for what is left: the receiver's ring first (frames
     // the kernel had but the receiver never read), then each interface's
-    // drop counters, then the DUT CPUs' backlogs.
+    // drop counters and its root qdisc's drops (a qdisc's drop does not
+    // count in the interface's tx_dropped; a kernel event of the same
+    // frame, QDISC_DROP, came first above, so the qdisc adds only what
+    // the events missed), then the DUT CPUs' backlogs (shared with other
+    // labs on the host, so last). A driver's own drop statistics (ethtool)
+    // come before its interface's generic counters: they name the cause
+    // of what rx_dropped or rx_missed_errors also count.
     let rcv_ns = namespaces.rcv.clone();
     let mut counters: Vec<(Side, String, String, &str, String, u64)> = vec![(
         Side::Tester,
@@ -261,14 +270,41 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
         "ring_drops".into(),
         c.rx.ring_drops,
     )];
-    for w in c.ifaces {
-        let side = if w.role.starts_with("dut") {
+    let side_of = |role: &str| {
+        if role.starts_with("dut") {
             Side::Dut
         } else {
             Side::Tester
-        };
+        }
+    };
+    for e in c.ethtool {
+        let ns = e.ns.clone().unwrap_or_else(|| HOST.to_string());
+        // An XDP receiver (`recv --io xdp`) drops every frame it counted:
+        // its interface's XDP drops are no loss.
+        let counted_then_dropped =
+            |name: &str| e.ns == lab.rcv.netns && e.iface == lab.rcv.iface && name.contains("xdp");
+        for (name, n) in e.drops.iter().filter(|d| !counted_then_dropped(&d.0)) {
+            counters.push((
+                side_of(&e.role),
+                ns.clone(),
+                e.iface.clone(),
+                "interface",
+                name.clone(),
+                *n,
+            ));
+        }
+    }
+    for w in c.ifaces {
+        let side = side_of(&w.role);
         let ns = w.ns.clone().unwrap_or_else(|| HOST.to_string());
         let k = &w.counters;
+        // What the driver's statistics of this interface already placed.
+        let mut covered: u64 = c
+            .ethtool
+            .iter()
+            .filter(|e| e.ns == w.ns && e.iface == w.iface)
+            .flat_map(|e| e.drops.iter().map(|d| d.1))
+            .sum();
         for (name, n) in [
             ("rx_dropped", k.rx_dropped),
             ("rx_missed_errors", k.rx_missed_errors),
@@ -277,6 +313,9 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
             ("tx_dropped", k.tx_dropped),
             ("tx_errors", k.tx_errors),
         ] {
+            let same = n.min(covered);
+            covered -= same;
+            let n = n - same;
             counters.push((
                 side,
                 ns.clone(),
@@ -286,6 +325,18 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
                 n,
             ));
         }
+    }
+    for q in c.qdiscs {
+        let side = side_of(&q.role);
+        let ns = q.ns.clone().unwrap_or_else(|| HOST.to_string());
+        counters.push((
+            side,
+            ns,
+            q.iface.clone(),
+            "qdisc",
+            format!("{} drops", q.counters.kind),
+            q.counters.drops,
+        ));
     }
     if let Some(plan) = &lab.cpus {
         let n = softnet::dropped_on(c.softnet, &plan.dut_cpus);
@@ -319,5 +370,324 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
         traced: kernel.is_some(),
         tester_limited: lost > 0 && tester * 2 > lost,
         places,
+    }
+}
+
+/// The loss of several runs added up (one configuration's, for `pktlab
+/// compare` and the report): the sides, and each place's frames summed
+/// over the runs where it is the same place.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LossSum {
+    /// Runs whose loss was attributed.
+    pub runs: usize,
+    /// Of them, attributed from counters only (the tracer did not run).
+    pub untraced: usize,
+    pub lost: u64,
+    pub dut: u64,
+    pub tester: u64,
+    pub unexplained: u64,
+    /// Most frames first; equal counts in the order first seen.
+    pub places: Vec<Place>,
+    /// Runs that were tester-limited.
+    pub tester_limited: usize,
+}
+
+impl LossSum {
+    /// Adds one run's drops.
+    pub fn add(&mut self, d: &Drops) {
+        self.runs += 1;
+        self.untraced += usize::from(!d.traced);
+        self.tester_limited += usize::from(d.tester_limited);
+        self.lost += d.lost;
+        self.dut += d.dut;
+        self.tester += d.tester;
+        self.unexplained += d.unexplained;
+        for p in &d.places {
+            let same = |q: &&mut Place| {
+                Place {
+                    frames: 0,
+                    ..(*q).clone()
+                } == Place {
+                    frames: 0,
+                    ..p.clone()
+                }
+            };
+            match self.places.iter_mut().find(same) {
+                Some(q) => q.frames += p.frames,
+                None => self.places.push(p.clone()),
+            }
+        }
+        // A stable sort: equal counts keep the order first seen.
+        self.places.sort_by_key(|p| std::cmp::Reverse(p.frames));
+    }
+
+    /// The sum of `drops`.
+    pub fn of<'a>(drops: impl IntoIterator<Item = &'a Drops>) -> LossSum {
+        let mut s = LossSum::default();
+        for d in drops {
+            s.add(d);
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pktlab_io::qdisc::QdiscCounters;
+    use pktlab_lab::dut::{Dut, DutRunner};
+    use pktlab_lab::ports::{InterfaceLab, Port};
+
+    use super::*;
+    use crate::target::{LabKind, Watched};
+
+    /// A lab of ports in namespaces `gen`, `dut` and `rcv`.
+    fn lab() -> Target {
+        let gen = Port::new("g0", Some("gen"));
+        let rcv = Port::new("r0", Some("rcv"));
+        let watch = |role: &str, iface: &str, ns: &str| Watched {
+            role: role.into(),
+            port: Port::new(iface, Some(ns)),
+        };
+        Target {
+            kind: LabKind::Interfaces(InterfaceLab {
+                gen: gen.clone(),
+                rcv: rcv.clone(),
+                dut_in_mac: [2, 0, 0, 0, 0, 2],
+                dut_out_mac: None,
+                dut: DutRunner::Local,
+                dut_ifaces: Vec::new(),
+            }),
+            gen,
+            rcv,
+            gen_remote: None,
+            rcv_remote: None,
+            generators: None,
+            src_mac: [2, 0, 0, 0, 0, 1],
+            dst_mac: [2, 0, 0, 0, 0, 2],
+            watched: vec![
+                watch("gen", "g0", "gen"),
+                watch("dut_in", "d0", "dut"),
+                watch("dut_out", "d1", "dut"),
+                watch("rcv", "r0", "rcv"),
+            ],
+            irqs: Vec::new(),
+            dut: Dut::new(DutRunner::Local, None),
+            cpus: None,
+            observers: Vec::new(),
+            observe_note: None,
+            remote_without_irqs: Vec::new(),
+        }
+    }
+
+    fn summaries(sent: u64, received: u64) -> (TxSummary, RxSummary) {
+        let tx = serde_json::from_value(serde_json::json!({
+            "backend": "t", "packets": sent, "bytes": 0, "seconds": 1.0, "pps": 0.0,
+            "l2_bps": 0.0, "l1_bps": 0.0, "tx_errors": 0, "interrupted": false,
+            "threads": [], "iface": null
+        }))
+        .unwrap();
+        let rx = serde_json::from_value(serde_json::json!({
+            "backend": "t", "packets": received, "bytes": 0, "seconds": 1.0, "pps": 0.0,
+            "l2_bps": 0.0, "l1_bps": 0.0, "flows": 0, "streams": 0, "lost": 0,
+            "out_of_order": 0, "duplicates": 0, "foreign": 0, "ring_drops": 0,
+            "latency_ns": null, "interrupted": false, "threads": [], "iface": null
+        }))
+        .unwrap();
+        (tx, rx)
+    }
+
+    fn event(netns: &str, iface: &str, reason: &str, frames: u64) -> NamedDrop {
+        NamedDrop {
+            netns: netns.into(),
+            iface: iface.into(),
+            reason: reason.into(),
+            location: "__dev_queue_xmit".into(),
+            frames,
+        }
+    }
+
+    #[test]
+    fn a_qdisc_counter_adds_only_what_the_kernel_events_missed() {
+        // 1000 sent, 0 received: the DUT's egress qdisc dropped all 1000
+        // and says so; the tracer saw 700 of them (QDISC_DROP), plus the
+        // receiver's own "not for this host" drops and another lab's.
+        let lab = lab();
+        let (tx, rx) = summaries(1000, 0);
+        let qdiscs = [IfaceQdisc {
+            role: "dut_out".into(),
+            ns: Some("dut".into()),
+            iface: "d1".into(),
+            counters: QdiscCounters {
+                kind: "tbf".into(),
+                drops: 1000,
+                overlimits: 1500,
+            },
+        }];
+        let c = Counters {
+            tx: &tx,
+            rx: &rx,
+            ifaces: &[],
+            qdiscs: &qdiscs,
+            ethtool: &[],
+            softnet: &[],
+        };
+        let kernel = [
+            event("dut", "d1", "QDISC_DROP", 700),
+            event("rcv", "r0", "OTHERHOST", 50),
+            event("elsewhere", "d1", "QDISC_DROP", 99),
+        ];
+        let d = reconcile(&lab, Some(&kernel), &c);
+        let place = |layer: &str, reason: &str, location: &str, frames| Place {
+            side: Side::Dut,
+            host: "local".into(),
+            netns: "dut".into(),
+            iface: "d1".into(),
+            layer: layer.into(),
+            reason: reason.into(),
+            location: location.into(),
+            frames,
+        };
+        assert_eq!(
+            d,
+            Drops {
+                lost: 1000,
+                dut: 1000,
+                tester: 0,
+                unexplained: 0,
+                places: vec![
+                    place("kernel", "QDISC_DROP", "__dev_queue_xmit", 700),
+                    place("qdisc", "tbf drops", "-", 300),
+                ],
+                traced: true,
+                tester_limited: false,
+            }
+        );
+        // Counters only: the qdisc explains all 1000.
+        let d = reconcile(&lab, None, &c);
+        assert_eq!(d.places, vec![place("qdisc", "tbf drops", "-", 1000)]);
+        assert_eq!((d.dut, d.unexplained, d.traced), (1000, 0, false));
+        // A driver's statistic comes before its interface's generic
+        // counters, which count the same frames (d1's 40 tx_dropped are
+        // its 40 rx_queue_0_drops); the receiver's XDP drops are frames an
+        // XDP receiver counted, no loss.
+        let ethtool = [
+            IfaceEthtool {
+                role: "dut_out".into(),
+                ns: Some("dut".into()),
+                iface: "d1".into(),
+                drops: vec![("rx_queue_0_drops".into(), 40)],
+            },
+            IfaceEthtool {
+                role: "rcv".into(),
+                ns: Some("rcv".into()),
+                iface: "r0".into(),
+                drops: vec![("rx_queue_0_xdp_drops".into(), 999)],
+            },
+        ];
+        let ifaces = [crate::monitor::IfaceCounters {
+            role: "dut_out".into(),
+            ns: Some("dut".into()),
+            host: None,
+            iface: "d1".into(),
+            counters: pktlab_io::iface::IfCounters {
+                tx_dropped: 40,
+                ..Default::default()
+            },
+        }];
+        let (tx, rx) = summaries(1045, 0);
+        let d = reconcile(
+            &lab,
+            None,
+            &Counters {
+                tx: &tx,
+                rx: &rx,
+                ifaces: &ifaces,
+                qdiscs: &qdiscs,
+                ethtool: &ethtool,
+                softnet: &[],
+            },
+        );
+        assert_eq!(
+            d.places,
+            vec![
+                place("interface", "rx_queue_0_drops", "-", 40),
+                place("qdisc", "tbf drops", "-", 1000),
+            ]
+        );
+        assert_eq!((d.lost, d.dut, d.unexplained), (1045, 1040, 5));
+        // A qdisc that dropped less than was lost leaves the rest unexplained.
+        let (tx, rx) = summaries(1200, 0);
+        let d = reconcile(
+            &lab,
+            None,
+            &Counters {
+                tx: &tx,
+                rx: &rx,
+                ..c
+            },
+        );
+        assert_eq!((d.lost, d.dut, d.unexplained), (1200, 1000, 200));
+    }
+
+    fn place(side: Side, iface: &str, reason: &str, location: &str, frames: u64) -> Place {
+        Place {
+            side,
+            host: "local".into(),
+            netns: "lab-dut".into(),
+            iface: iface.into(),
+            layer: "kernel".into(),
+            reason: reason.into(),
+            location: location.into(),
+            frames,
+        }
+    }
+
+    fn drops(lost: u64, unexplained: u64, places: Vec<Place>, traced: bool) -> Drops {
+        let side = |s| {
+            places
+                .iter()
+                .filter(|p| p.side == s)
+                .map(|p| p.frames)
+                .sum()
+        };
+        Drops {
+            lost,
+            dut: side(Side::Dut),
+            tester: side(Side::Tester),
+            unexplained,
+            tester_limited: false,
+            traced,
+            places,
+        }
+    }
+
+    #[test]
+    fn runs_add_up_by_place() {
+        let nft = |n| place(Side::Dut, "d0", "NETFILTER_DROP", "nft_do_chain", n);
+        let ring = |n| Place {
+            layer: "ring".into(),
+            ..place(Side::Tester, "r0", "ring_drops", "-", n)
+        };
+        let runs = [
+            drops(2000, 0, vec![nft(2000)], true),
+            drops(2100, 30, vec![nft(1970), ring(100)], true),
+            drops(0, 0, vec![], true),
+            drops(500, 0, vec![ring(500)], false),
+        ];
+        let s = LossSum::of(&runs);
+        // 2000 + 2100 + 0 + 500 lost; nft 2000 + 1970, the ring 100 + 500.
+        assert_eq!(
+            (s.runs, s.untraced, s.lost, s.dut, s.tester, s.unexplained),
+            (4, 1, 4600, 3970, 600, 30)
+        );
+        assert_eq!(s.places, vec![nft(3970), ring(600)]);
+        // The same reason in another interface is another place.
+        let other = place(Side::Dut, "d1", "NETFILTER_DROP", "nft_do_chain", 5000);
+        let s = LossSum::of(&[
+            drops(2000, 0, vec![nft(2000)], true),
+            drops(5000, 0, vec![other.clone()], true),
+        ]);
+        assert_eq!(s.places, vec![other, nft(2000)]);
+        assert_eq!(LossSum::of(&[]), LossSum::default());
     }
 }

@@ -6,9 +6,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use pktlab_io::iface::IfCounters;
+use pktlab_io::qdisc::QdiscCounters;
 use pktlab_lab::cpuload::{self, CpuLoad, CpuTimes};
 use pktlab_lab::interrupts::{self, IrqDelta, IrqLine, NicIrqMatch};
-use pktlab_lab::ports::counters_at;
+use pktlab_lab::ports::{counters_at, ethtool_drops_at, qdiscs_at};
 use serde::{Deserialize, Serialize};
 
 use crate::target::{Target, Watched};
@@ -114,6 +115,118 @@ pub fn read_counters(watched: &[Watched]) -> Result<Vec<IfaceCounters>, BenchErr
         }
     }
     Ok(out.into_iter().flatten().collect())
+}
+
+/// One interface's root qdisc counters over a run (`tc -s qdisc`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IfaceQdisc {
+    pub role: String,
+    pub ns: Option<String>,
+    pub iface: String,
+    #[serde(flatten)]
+    pub counters: QdiscCounters,
+}
+
+/// The root qdisc of every watched interface that has one, now, grouped
+/// by namespace (one namespace entry per namespace).
+pub fn read_qdiscs(watched: &[Watched]) -> Result<Vec<IfaceQdisc>, BenchError> {
+    let mut out = Vec::new();
+    let mut namespaces: Vec<&Option<String>> = Vec::new();
+    for w in watched {
+        if !namespaces.contains(&&w.port.netns) {
+            namespaces.push(&w.port.netns);
+        }
+    }
+    for ns in namespaces {
+        let mine: Vec<&Watched> = watched.iter().filter(|w| &w.port.netns == ns).collect();
+        let names: Vec<&str> = mine.iter().map(|w| w.port.iface.as_str()).collect();
+        for (w, q) in mine.iter().zip(qdiscs_at(ns.as_deref(), &names)?) {
+            if let Some(counters) = q {
+                out.push(IfaceQdisc {
+                    role: w.role.clone(),
+                    ns: w.port.netns.clone(),
+                    iface: w.port.iface.clone(),
+                    counters,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// One interface's driver drop statistics over a run (`ethtool -S`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IfaceEthtool {
+    pub role: String,
+    pub ns: Option<String>,
+    pub iface: String,
+    /// (statistic, frames), in the driver's order.
+    pub drops: Vec<(String, u64)>,
+}
+
+/// The drop statistics of every watched interface whose driver has some,
+/// now, grouped by namespace.
+pub fn read_ethtool_drops(watched: &[Watched]) -> Result<Vec<IfaceEthtool>, BenchError> {
+    let mut out = Vec::new();
+    let mut namespaces: Vec<&Option<String>> = Vec::new();
+    for w in watched {
+        if !namespaces.contains(&&w.port.netns) {
+            namespaces.push(&w.port.netns);
+        }
+    }
+    for ns in namespaces {
+        let mine: Vec<&Watched> = watched.iter().filter(|w| &w.port.netns == ns).collect();
+        let names: Vec<&str> = mine.iter().map(|w| w.port.iface.as_str()).collect();
+        for (w, drops) in mine.iter().zip(ethtool_drops_at(ns.as_deref(), &names)?) {
+            if !drops.is_empty() {
+                out.push(IfaceEthtool {
+                    role: w.role.clone(),
+                    ns: w.port.netns.clone(),
+                    iface: w.port.iface.clone(),
+                    drops,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `after - before` per interface and statistic, keeping only those that
+/// moved (a statistic new since `before` counts from 0).
+pub fn ethtool_deltas(before: &[IfaceEthtool], after: &[IfaceEthtool]) -> Vec<IfaceEthtool> {
+    after
+        .iter()
+        .filter_map(|a| {
+            let b = before.iter().find(|b| b.ns == a.ns && b.iface == a.iface);
+            let drops: Vec<(String, u64)> = a
+                .drops
+                .iter()
+                .map(|(name, v)| {
+                    let was = b
+                        .and_then(|b| b.drops.iter().find(|d| &d.0 == name))
+                        .map_or(0, |d| d.1);
+                    (name.clone(), v.saturating_sub(was))
+                })
+                .filter(|d| d.1 > 0)
+                .collect();
+            (!drops.is_empty()).then(|| IfaceEthtool { drops, ..a.clone() })
+        })
+        .collect()
+}
+
+/// `after - before` per interface's qdisc (one that appeared during the
+/// run counts from 0).
+pub fn qdisc_deltas(before: &[IfaceQdisc], after: &[IfaceQdisc]) -> Vec<IfaceQdisc> {
+    after
+        .iter()
+        .map(|a| {
+            let mut d = a.clone();
+            if let Some(b) = before.iter().find(|b| b.ns == a.ns && b.iface == a.iface) {
+                d.counters = a.counters.delta(&b.counters);
+            }
+            d
+        })
+        .collect()
 }
 
 /// `after - before` per interface.

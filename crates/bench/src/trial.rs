@@ -16,7 +16,7 @@ use pktlab_lab::softnet::{self, SoftnetCpu};
 use crate::drops::{self, Drops};
 use crate::endpoint::{BenchIo, Endpoint, Local};
 use crate::late;
-use crate::monitor::{self, IfaceCounters, Second};
+use crate::monitor::{self, IfaceCounters, IfaceEthtool, IfaceQdisc, Second};
 use crate::samples::{run_value, steady};
 use crate::ssh::observe;
 use crate::target::Target;
@@ -103,6 +103,12 @@ pub struct TrialResult {
     pub rx: RxSummary,
     /// Every lab interface's counters over the trial.
     pub lab_counters: Vec<IfaceCounters>,
+    /// The root qdisc counters of every lab interface that has a qdisc.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub qdiscs: Vec<IfaceQdisc>,
+    /// The drivers' drop statistics that moved during the trial (`ethtool -S`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ethtool_drops: Vec<IfaceEthtool>,
     /// Per CPU over the trial: backlog packets processed, dropped and
     /// squeezed (`/proc/net/softnet_stat`, the whole host's).
     pub softnet: Vec<SoftnetCpu>,
@@ -133,6 +139,14 @@ pub enum TrialEvent {
     Offered(f64),
     /// A receiver interval: test frames per second forwarded.
     Forwarded(f64),
+    /// The trial is over: where its lost frames went, for a line per trial.
+    Finished {
+        /// The rate asked for (None: as fast as the generator can).
+        intended_pps: Option<f64>,
+        /// Frames the generator sent.
+        sent: u64,
+        drops: Drops,
+    },
 }
 
 /// Runs one trial of `traffic` on `lab` at the profile's own rate, both
@@ -282,6 +296,8 @@ fn one_trial(
     }
     let window = drops::begin()?;
     let before = monitor::read_counters(&lab.watched)?;
+    let qdiscs_before = monitor::read_qdiscs(&lab.watched)?;
+    let ethtool_before = monitor::read_ethtool_drops(&lab.watched)?;
     let softnet_before = softnet::read()?;
     let rx_stop = StopSignal::new();
     let monitor_stop = AtomicBool::new(false);
@@ -372,6 +388,9 @@ fn one_trial(
     for o in observed {
         observe::merge(&mut seconds, &mut lab_counters, o);
     }
+    let qdiscs = monitor::qdisc_deltas(&qdiscs_before, &monitor::read_qdiscs(&lab.watched)?);
+    let ethtool_drops =
+        monitor::ethtool_deltas(&ethtool_before, &monitor::read_ethtool_drops(&lab.watched)?);
     let softnet = softnet::deltas(&softnet_before, &softnet::read()?);
     let kernel = window.end()?;
     let drops = drops::reconcile(
@@ -381,6 +400,8 @@ fn one_trial(
             tx: &tx,
             rx: &rx,
             ifaces: &lab_counters,
+            qdiscs: &qdiscs,
+            ethtool: &ethtool_drops,
             softnet: &softnet,
         },
     );
@@ -406,6 +427,11 @@ fn one_trial(
         .latency_ns
         .as_ref()
         .and_then(|l| lab.run_latency_note(l.min));
+    on_event(TrialEvent::Finished {
+        intended_pps: rate_pps,
+        sent: tx.packets,
+        drops: drops.clone(),
+    });
     Ok(TrialResult {
         intended_pps: rate_pps,
         forwarded_pps,
@@ -422,6 +448,8 @@ fn one_trial(
         tx,
         rx,
         lab_counters,
+        qdiscs,
+        ethtool_drops,
         softnet,
         dut_backlog_drops,
         seconds,
@@ -649,11 +677,24 @@ mod tests {
             ..Traffic::inet4()
         };
         let mut events = Vec::new();
+        let mut finished = None;
         let r = trials
-            .run(&traffic, Some(1234.0), &mut |e| {
-                events.push(format!("{e:?}"))
+            .run(&traffic, Some(1234.0), &mut |e| match e {
+                TrialEvent::Finished {
+                    intended_pps,
+                    sent,
+                    drops,
+                } => {
+                    events.push("Finished".into());
+                    finished = Some((intended_pps, sent, drops));
+                }
+                e => events.push(format!("{e:?}")),
             })
             .unwrap();
+        // The last event: the trial's loss as its drops line needs it.
+        let (intended, sent, drops) = finished.expect("a Finished event");
+        assert_eq!((intended, sent), (Some(1234.0), 5000));
+        assert_eq!(drops, r.drops);
         assert_eq!(
             events,
             [
@@ -668,6 +709,7 @@ mod tests {
                 "Forwarded(1100.0)",
                 "Forwarded(950.0)",
                 "Forwarded(0.0)",
+                "Finished",
             ]
         );
         assert_eq!(r.rx_samples, [0.0, 900.0, 1000.0, 1100.0, 950.0, 0.0]);

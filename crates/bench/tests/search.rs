@@ -26,6 +26,8 @@ fn drive(
             duration_s: req.duration_s,
             tx,
             rx,
+            tester_lost: 0,
+            tester_limited: false,
         };
         search.add(m);
         trials.push(m);
@@ -244,6 +246,8 @@ fn trial(load: f64, tx: u64, rx: u64) -> Measurement {
         duration_s: 1.0,
         tx,
         rx,
+        tester_lost: 0,
+        tester_limited: false,
     }
 }
 
@@ -332,6 +336,8 @@ fn a_resumed_search_asks_for_the_same_trials() {
             duration_s: req.duration_s,
             tx,
             rx,
+            tester_lost: 0,
+            tester_limited: false,
         };
         resumed.add(m);
         rest.push(m);

@@ -56,6 +56,7 @@ pub mod netns;
 pub mod null;
 pub mod pcap;
 pub mod port;
+pub mod qdisc;
 mod sys;
 pub mod xdpgen;
 pub mod xdprecv;

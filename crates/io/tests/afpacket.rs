@@ -1,9 +1,11 @@
 //! AF_PACKET ports on a veth pair inside a private network namespace.
-//! Needs root (or CAP_NET_ADMIN + CAP_NET_RAW + CAP_SYS_ADMIN) and `ip`.
+//! Needs root (or CAP_NET_ADMIN + CAP_NET_RAW + CAP_SYS_ADMIN), `ip` and `tc`.
+//! Also the interface facts read there: ethtool statistics, root qdiscs.
 
 mod common;
 
 use std::collections::HashMap;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{now_ns, send_frames, udp_frame, Netns, MAC_A, MAC_B};
@@ -11,6 +13,7 @@ use pktlab_io::afpacket::{AfPacketRx, AfPacketTx, RxRingConfig, TxRingConfig};
 use pktlab_io::iface::{self, IfCounters};
 use pktlab_io::port::{RxPort, TxPort};
 use pktlab_io::IoError;
+use pktlab_io::{ethtool, qdisc};
 
 /// 16 blocks of 256 KiB: 4 MiB, enough to hold every frame a test sends.
 fn small_rx() -> RxRingConfig {
@@ -465,4 +468,48 @@ fn counters_count_the_frames_actually_sent() {
     assert_eq!((b.rx_packets, b.rx_bytes), (300, 30_000), "{b:?}");
     assert_eq!((a.rx_packets, b.tx_packets), (0, 0), "{a:?} {b:?}");
     assert_eq!((a.tx_errors, a.tx_dropped, b.rx_errors), (0, 0, 0));
+}
+
+#[test]
+fn ethtool_statistics_and_the_root_qdisc_of_a_veth() {
+    let ns = Netns::new();
+    ns.run(|| {
+        let b = iface::lookup(&ns.b).unwrap();
+        // veth's `ethtool -S` starts with its peer's index, then per-queue
+        // counters, none of which moved on a pair that sent nothing.
+        let stats = ethtool::stats(&ns.a).unwrap().expect("veth has statistics");
+        assert_eq!(stats[0], ("peer_ifindex".to_string(), u64::from(b.index)));
+        assert!(stats.iter().skip(1).all(|(_, v)| *v == 0), "{stats:?}");
+        let drops = ethtool::drop_stats(&ns.a).unwrap();
+        assert!(
+            drops.iter().any(|(n, _)| n == "rx_queue_0_drops"),
+            "{drops:?}"
+        );
+        assert!(drops.iter().all(|(n, _)| n.contains("drop")), "{drops:?}");
+        // A fresh veth is noqueue: no root qdisc to read.
+        assert_eq!(qdisc::read_roots(&[&ns.a]).unwrap(), [None]);
+    });
+    let out = Command::new("tc")
+        .args([
+            "-n", &ns.name, "qdisc", "add", "dev", &ns.a, "root", "pfifo", "limit", "5",
+        ])
+        .output()
+        .expect("running tc (apt-get install iproute2)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let roots = ns.run(|| qdisc::read_roots(&[&ns.a, &ns.b]).unwrap());
+    assert_eq!(
+        roots,
+        [
+            Some(qdisc::QdiscCounters {
+                kind: "pfifo".into(),
+                drops: 0,
+                overlimits: 0
+            }),
+            None
+        ]
+    );
 }

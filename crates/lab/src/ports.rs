@@ -4,6 +4,7 @@
 //! [`DutRunner`].
 
 use pktlab_io::iface::{self, IfCounters};
+use pktlab_io::qdisc::QdiscCounters;
 use serde::{Deserialize, Serialize};
 
 use crate::dut::DutRunner;
@@ -64,6 +65,42 @@ pub fn counters_at(ns: Option<&str>, names: &[&str]) -> Result<Vec<IfCounters>, 
             })
             .collect(),
     }
+}
+
+/// The root qdisc counters of `names`, read in `ns` (`None`: this
+/// thread's namespace); None for an interface without a qdisc.
+pub fn qdiscs_at(ns: Option<&str>, names: &[&str]) -> Result<Vec<Option<QdiscCounters>>, LabError> {
+    let read = || pktlab_io::qdisc::read_roots(names);
+    let result = match ns {
+        Some(ns) => netns::within(ns, read)?,
+        None => read(),
+    };
+    result.map_err(|err| LabError::Io {
+        ns: ns.map_or_else(|| "of this process".into(), str::to_string),
+        err,
+    })
+}
+
+/// The drivers' drop statistics (`ethtool -S`) of `names`, read in `ns`
+/// (`None`: this thread's namespace); empty for a driver without any.
+pub fn ethtool_drops_at(
+    ns: Option<&str>,
+    names: &[&str],
+) -> Result<Vec<Vec<(String, u64)>>, LabError> {
+    let read = || {
+        names
+            .iter()
+            .map(|n| pktlab_io::ethtool::drop_stats(n))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let result = match ns {
+        Some(ns) => netns::within(ns, read)?,
+        None => read(),
+    };
+    result.map_err(|err| LabError::Io {
+        ns: ns.map_or_else(|| "of this process".into(), str::to_string),
+        err,
+    })
 }
 
 /// A forwarding lab on existing interfaces.

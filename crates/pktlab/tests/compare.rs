@@ -233,3 +233,134 @@ fn text_states_the_numbers_of_the_json() {
         "{text}"
     );
 }
+
+/// A run file of `config` with a result line whose `drops` is `drops`
+/// (the header as pktlab writes it, trimmed of nothing the reader needs).
+fn run_file(config: &str, iteration: usize, fwd: u64, lost: u64, drops: &str) -> String {
+    let header = format!(
+        r#"{{"type":"run","campaign":"bench","config":"{config}","config_text":"","cpu_model":"Test CPU","cpus":2,"interrupts":"veth has no interrupts","iteration":{iteration},"kernel":"6.1.0","lab":"built-in lab pktlab","pktlab_version":"0.1.0","settings":{{"duration":3.0,"interval":1.0,"trim_head":1,"trim_tail":1}},"started_at":{iteration},"traffic":"inet4","traffic_profile":{{"dst":"198.18.1.1:2000","name":"inet4","rate_pps":null,"sizes":"64","src":"198.18.0.1","threads":1}},"virtual_lab":true}}"#
+    );
+    let result = format!(
+        r#"{{"type":"result","forwarded_pps":{fwd},"offered_pps":1000,"lost":{lost},"loss_ratio":0.0,"rx_samples":[],"tx_samples":[],"drops":{drops}}}"#
+    );
+    format!("{header}\n{result}\n")
+}
+
+/// The `drops` of a run: `places` as (side, iface, layer, reason,
+/// location, frames).
+fn drops(lost: u64, unexplained: u64, places: &[(&str, &str, &str, &str, &str, u64)]) -> String {
+    let side = |s: &str| -> u64 { places.iter().filter(|p| p.0 == s).map(|p| p.5).sum() };
+    let places: Vec<String> = places
+        .iter()
+        .map(|(side, iface, layer, reason, location, frames)| {
+            format!(
+                r#"{{"side":"{side}","host":"local","netns":"lab-{side}","iface":"{iface}","layer":"{layer}","reason":"{reason}","location":"{location}","frames":{frames}}}"#
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"lost":{lost},"dut":{},"tester":{},"unexplained":{unexplained},"places":[{}],"traced":true,"tester_limited":false}}"#,
+        side("dut"),
+        side("tester"),
+        places.join(",")
+    )
+}
+
+#[test]
+fn where_each_configurations_loss_went_summed_over_its_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::create_dir(d.join("runs")).unwrap();
+    let nft = |n| ("dut", "d0", "kernel", "NETFILTER_DROP", "nft_do_chain", n);
+    let runs = [
+        ("forwarding", 1, 1000, 0, drops(0, 0, &[])),
+        ("forwarding", 2, 1002, 0, drops(0, 0, &[])),
+        ("forwarding", 3, 998, 0, drops(0, 0, &[])),
+        ("seq2", 1, 900, 2000, drops(2000, 0, &[nft(2000)])),
+        ("seq2", 2, 905, 2000, drops(2000, 10, &[nft(1990)])),
+        (
+            "seq2",
+            3,
+            895,
+            2050,
+            drops(
+                2050,
+                0,
+                &[nft(2000), ("tester", "r0", "ring", "ring_drops", "-", 50)],
+            ),
+        ),
+    ];
+    for (config, i, fwd, lost, drops) in &runs {
+        write(
+            &d.join("runs"),
+            &format!("{config}.inet4.{i}.jsonl"),
+            &run_file(config, *i, *fwd, *lost, drops),
+        );
+    }
+    write(d, "forwarding.inet4.pps", "1000\n1002\n998\n");
+    write(d, "seq2.inet4.pps", "900\n905\n895\n");
+    let dir = d.to_str().unwrap();
+    let (code, out, err) = run(&["compare", dir]);
+    assert_eq!(code, 0, "{err}");
+    // seq2: 6050 lost, nft 2000 + 1990 + 2000 = 5990 (99.0 %), the ring 50
+    // (0.83 %), 10 unexplained (0.17 %).
+    assert!(
+        out.ends_with(
+            "Where the lost frames went (summed over the runs):\n  \
+             forwarding: 3 runs, lost 0\n  \
+             seq2: 3 runs, lost 6050: DUT 5990 (99%), tester 50 (0.83%), unexplained 10 (0.17%)\n    \
+             DUT nft_do_chain NETFILTER_DROP 5990 (99%)\n    \
+             tester r0 ring_drops 50 (0.83%)\n"
+        ),
+        "{out}"
+    );
+    let (code, json, err) = run(&["compare", dir, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(json.lines().next().unwrap()).unwrap();
+    let seq2 = &v["drops"][1];
+    assert_eq!(seq2["name"], "seq2");
+    assert_eq!(
+        (
+            &seq2["runs"],
+            &seq2["lost"],
+            &seq2["dut"],
+            &seq2["tester"],
+            &seq2["unexplained"]
+        ),
+        (
+            &serde_json::json!(3),
+            &serde_json::json!(6050),
+            &serde_json::json!(5990),
+            &serde_json::json!(50),
+            &serde_json::json!(10)
+        )
+    );
+    assert_eq!(seq2["places"][0]["frames"], 5990);
+    assert_eq!(seq2["places"][1]["reason"], "ring_drops");
+    assert_eq!(v["drops"][0]["lost"], 0);
+
+    // Against another folder: each folder's sum, named by its path.
+    let other = tmp.path().join("other");
+    std::fs::create_dir_all(other.join("runs")).unwrap();
+    for i in 1..=3 {
+        write(
+            &other.join("runs"),
+            &format!("seq2.inet4.{i}.jsonl"),
+            &run_file("seq2", i, 950, 100, &drops(100, 100, &[])),
+        );
+    }
+    write(&other, "seq2.inet4.pps", "950\n950\n950\n");
+    let (code, out, err) = run(&["compare", dir, other.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(&format!(
+            "Where the lost frames went (summed over the runs):\n  \
+             {dir}: 3 runs, lost 6050: DUT 5990 (99%), tester 50 (0.83%), unexplained 10 (0.17%)\n    \
+             DUT nft_do_chain NETFILTER_DROP 5990 (99%)\n    \
+             tester r0 ring_drops 50 (0.83%)\n  \
+             {}: 3 runs, lost 300: DUT 0 (0.00%), tester 0 (0.00%), unexplained 300 (100%)\n",
+            other.display()
+        )),
+        "{out}"
+    );
+}

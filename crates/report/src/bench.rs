@@ -3,7 +3,7 @@
 
 use pktlab_bench::campaign::runner::CampaignOutcome;
 use pktlab_bench::campaign::Campaign;
-use pktlab_bench::drops::{Drops, Side};
+use pktlab_bench::drops::{Drops, Place, Side};
 use pktlab_bench::trial::TrialResult;
 use serde_json::{json, Value};
 
@@ -138,7 +138,7 @@ mod tests {
 
 /// A share in percent with two significant figures or more: `100`,
 /// `55`, `5.5`, `0.55`.
-fn percent(part: u64, whole: u64) -> String {
+pub(crate) fn percent(part: u64, whole: u64) -> String {
     let p = if whole > 0 {
         100.0 * part as f64 / whole as f64
     } else {
@@ -153,6 +153,26 @@ fn percent(part: u64, whole: u64) -> String {
     }
 }
 
+/// A place and its share of `lost`: `DUT nft_do_chain NETFILTER_DROP 4000
+/// (100%)`; a counter's place is named by its interface.
+pub(crate) fn place_text(p: &Place, lost: u64) -> String {
+    let side = match p.side {
+        Side::Dut => "DUT",
+        Side::Tester => "tester",
+    };
+    let at = if p.location == "-" {
+        &p.iface
+    } else {
+        &p.location
+    };
+    format!(
+        "{side} {at} {} {} ({})",
+        p.reason,
+        p.frames,
+        percent(p.frames, lost)
+    )
+}
+
 /// Where a run's loss went, one line:
 /// `lost 4000 (0.55%): DUT nft_do_chain NETFILTER_DROP 4000 (100%)`.
 pub fn drops_line(d: &Drops, sent: u64) -> String {
@@ -160,27 +180,7 @@ pub fn drops_line(d: &Drops, sent: u64) -> String {
     if d.lost == 0 {
         return line;
     }
-    let places: Vec<String> = d
-        .places
-        .iter()
-        .map(|p| {
-            let side = match p.side {
-                Side::Dut => "DUT",
-                Side::Tester => "tester",
-            };
-            let at = if p.location == "-" {
-                &p.iface
-            } else {
-                &p.location
-            };
-            format!(
-                "{side} {at} {} {} ({})",
-                p.reason,
-                p.frames,
-                percent(p.frames, d.lost)
-            )
-        })
-        .collect();
+    let places: Vec<String> = d.places.iter().map(|p| place_text(p, d.lost)).collect();
     if !places.is_empty() {
         line += ": ";
         line += &places.join(", ");

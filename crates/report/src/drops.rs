@@ -1,7 +1,48 @@
-//! `pktlab drops`: the drop tracer's places as text and JSON lines.
+//! `pktlab drops`: the drop tracer's places as text and JSON lines; and
+//! where a configuration's lost frames went over its runs (`pktlab
+//! compare`, the report).
 
+use pktlab_bench::drops::LossSum;
 use pktlab_io::droptrace::NamedDrop;
 use serde_json::{json, Value};
+
+use crate::bench::{percent, place_text};
+
+/// A configuration's loss summed over its runs: a line with the sides,
+/// then a line per place, most frames first:
+///
+/// ```text
+///   seq2: 3 runs, lost 6000: DUT 5900 (98%), tester 0 (0.00%), unexplained 100 (1.7%)
+///     DUT nft_do_chain NETFILTER_DROP 5900 (98%)
+/// ```
+pub fn loss_sum_text(name: &str, s: &LossSum) -> String {
+    let runs = if s.runs == 1 { "run" } else { "runs" };
+    let mut out = format!("  {name}: {} {runs}, lost {}", s.runs, s.lost);
+    if s.lost > 0 {
+        out += &format!(
+            ": DUT {} ({}), tester {} ({}), unexplained {} ({})",
+            s.dut,
+            percent(s.dut, s.lost),
+            s.tester,
+            percent(s.tester, s.lost),
+            s.unexplained,
+            percent(s.unexplained, s.lost)
+        );
+    }
+    if s.untraced > 0 {
+        out += &format!(" ({} of them from counters only)", s.untraced);
+    }
+    if s.tester_limited > 0 {
+        out += &format!(
+            "; {} tester-limited (most of their loss is the tester's)",
+            s.tester_limited
+        );
+    }
+    for p in &s.places {
+        out += &format!("\n    {}", place_text(p, s.lost));
+    }
+    out
+}
 
 /// A place as JSON: the layer is always `kernel` (a tracer event).
 pub fn place_json(p: &NamedDrop) -> Value {
@@ -125,6 +166,70 @@ mod tests {
         assert!(line.starts_with("    3          200  dut "), "{line}");
         assert!(line.ends_with(" NETFILTER_DROP"), "{line}");
         assert_eq!(interval_text(1, 1.0, &[]), "    1            0  no drops");
+    }
+
+    #[test]
+    fn a_configurations_loss_over_its_runs() {
+        use pktlab_bench::drops::{Place, Side};
+        let nft = Place {
+            side: Side::Dut,
+            host: "local".into(),
+            netns: "lab-dut".into(),
+            iface: "d0".into(),
+            layer: "kernel".into(),
+            reason: "NETFILTER_DROP".into(),
+            location: "nft_do_chain".into(),
+            frames: 5900,
+        };
+        let ring = Place {
+            side: Side::Tester,
+            netns: "lab-rcv".into(),
+            iface: "r0".into(),
+            layer: "ring".into(),
+            reason: "ring_drops".into(),
+            location: "-".into(),
+            frames: 60,
+            ..nft.clone()
+        };
+        // 6000 lost over 3 runs: nft 5900 (98.3 %), the ring 60 (1.0 %),
+        // 40 unexplained (0.67 %).
+        let s = LossSum {
+            runs: 3,
+            untraced: 1,
+            lost: 6000,
+            dut: 5900,
+            tester: 60,
+            unexplained: 40,
+            places: vec![nft, ring],
+            tester_limited: 0,
+        };
+        assert_eq!(
+            loss_sum_text("seq2", &s),
+            "  seq2: 3 runs, lost 6000: DUT 5900 (98%), tester 60 (1.0%), unexplained 40 (0.67%) \
+             (1 of them from counters only)\n    \
+             DUT nft_do_chain NETFILTER_DROP 5900 (98%)\n    \
+             tester r0 ring_drops 60 (1.0%)"
+        );
+        let none = LossSum {
+            runs: 1,
+            ..LossSum::default()
+        };
+        assert_eq!(
+            loss_sum_text("forwarding", &none),
+            "  forwarding: 1 run, lost 0"
+        );
+        let limited = LossSum {
+            runs: 2,
+            lost: 10,
+            tester: 10,
+            tester_limited: 2,
+            ..LossSum::default()
+        };
+        assert_eq!(
+            loss_sum_text("x", &limited),
+            "  x: 2 runs, lost 10: DUT 0 (0.00%), tester 10 (100%), unexplained 0 (0.00%); \
+             2 tester-limited (most of their loss is the tester's)"
+        );
     }
 
     #[test]

@@ -7,6 +7,9 @@ use pktlab_bench::mlr::summary::{Comparison, FrameLoss, GoalBounds, Report, Thro
 use pktlab_wire::rate;
 use pktlab_wire::size::SizeMix;
 
+use pktlab_bench::drops::Drops;
+
+use crate::bench::drops_line;
 use crate::linerate::{bits, grouped};
 use crate::units::nanos;
 
@@ -47,6 +50,10 @@ pub fn result_text(g: &GoalBounds) -> String {
         ),
         Some(l) if g.generator_limited => format!(
             "at least {} pps (the generator could not go higher){incomplete}{inversion}",
+            grouped(l)
+        ),
+        Some(l) if g.tester_limited => format!(
+            "at least {} pps (the tester dropped the frames, not the DUT){incomplete}{inversion}",
             grouped(l)
         ),
         Some(l) if g.hit_max => format!(
@@ -92,6 +99,16 @@ pub fn throughput_text(t: &Throughput, link_bps: Option<f64>) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Where one trial's lost frames went, the line bench prints after a run,
+/// after the trial's number and load:
+/// `  trial 3 at 20,000 pps: lost 2000 (10%): DUT nft_do_chain NETFILTER_DROP 2000 (100%)`.
+pub fn trial_drops_text(n: usize, intended_pps: Option<f64>, sent: u64, drops: &Drops) -> String {
+    let load = intended_pps.map_or("as fast as possible".to_string(), |p| {
+        format!("at {} pps", grouped(p))
+    });
+    format!("  trial {n} {load}: {}", drops_line(drops, sent))
 }
 
 /// A configuration against the baseline for one goal.
@@ -252,6 +269,7 @@ mod tests {
             upper_intended_pps: Some(20_100.0),
             hit_max,
             generator_limited: limited,
+            tester_limited: false,
             loss_inversion: false,
             complete: true,
         }
@@ -273,6 +291,14 @@ mod tests {
             result_text(&goal(Some(60_000.0), true, true)),
             "at least 60,000 pps (the generator could not go higher)"
         );
+        let tester = GoalBounds {
+            tester_limited: true,
+            ..goal(Some(100_000.0), true, false)
+        };
+        assert_eq!(
+            result_text(&tester),
+            "at least 100,000 pps (the tester dropped the frames, not the DUT)"
+        );
         assert_eq!(
             result_text(&goal(Some(100_000.0), true, false)),
             "at least 100,000 pps (the maximum load)"
@@ -280,6 +306,57 @@ mod tests {
         assert_eq!(
             result_text(&goal(None, false, false)),
             "none: even 20,100 pps lost too much"
+        );
+    }
+
+    #[test]
+    fn a_trials_drops_line() {
+        use pktlab_bench::drops::{Place, Side};
+        let place = |side, reason: &str, location: &str, frames| Place {
+            side,
+            host: "local".into(),
+            netns: "lab-dut".into(),
+            iface: "d0".into(),
+            layer: "kernel".into(),
+            reason: reason.into(),
+            location: location.into(),
+            frames,
+        };
+        // 2000 of 20000 lost (10 %), all nft's in the DUT.
+        let d = Drops {
+            lost: 2000,
+            dut: 2000,
+            tester: 0,
+            unexplained: 0,
+            places: vec![place(Side::Dut, "NETFILTER_DROP", "nft_do_chain", 2000)],
+            traced: true,
+            tester_limited: false,
+        };
+        assert_eq!(
+            trial_drops_text(3, Some(20_000.0), 20_000, &d),
+            "  trial 3 at 20,000 pps: lost 2000 (10%): DUT nft_do_chain NETFILTER_DROP 2000 (100%)"
+        );
+        // 100 lost of 40000 (0.25 %): 60 the receiver's ring (a tester
+        // place), 40 unexplained (40 %, more than 1 %).
+        let d = Drops {
+            lost: 100,
+            dut: 0,
+            tester: 60,
+            unexplained: 40,
+            places: vec![Place {
+                layer: "ring".into(),
+                netns: "lab-rcv".into(),
+                iface: "r0".into(),
+                ..place(Side::Tester, "ring_drops", "-", 60)
+            }],
+            traced: true,
+            tester_limited: true,
+        };
+        assert_eq!(
+            trial_drops_text(1, None, 40_000, &d),
+            "  trial 1 as fast as possible: lost 100 (0.25%): tester r0 ring_drops 60 (60%), \
+             unexplained 40 (40%), more than 1% of the loss unexplained; \
+             tester-limited: most of the loss is the tester's, not the DUT's"
         );
     }
 
@@ -365,6 +442,7 @@ mod tests {
             max_pps: 100_000.0,
             goals: vec![goal(Some(20_000.0), false, false)],
             generator_limited: false,
+            tester_limited: false,
             trials: 30,
             trial_seconds: 30.0,
         };

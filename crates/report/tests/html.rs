@@ -449,3 +449,174 @@ fn not_a_results_folder_and_a_damaged_summary() {
         f.missing
     );
 }
+
+/// The `drops` of a result line: `places` as (side, netns, iface, layer,
+/// reason, location, frames).
+fn drops_json(
+    lost: u64,
+    unexplained: u64,
+    traced: bool,
+    places: &[(&str, &str, &str, &str, &str, &str, u64)],
+) -> String {
+    let side = |s: &str| -> u64 { places.iter().filter(|p| p.0 == s).map(|p| p.6).sum() };
+    let list: Vec<String> = places
+        .iter()
+        .map(|(side, ns, iface, layer, reason, location, frames)| {
+            format!(
+                r#"{{"side":"{side}","host":"local","netns":"{ns}","iface":"{iface}","layer":"{layer}","reason":"{reason}","location":"{location}","frames":{frames}}}"#
+            )
+        })
+        .collect();
+    format!(
+        r#"{{"lost":{lost},"dut":{},"tester":{},"unexplained":{unexplained},"places":[{}],"traced":{traced},"tester_limited":false}}"#,
+        side("dut"),
+        side("tester"),
+        list.join(",")
+    )
+}
+
+/// Every row of section `id`'s tables, cells joined by `|`.
+fn section_rows(page: &str, id: &str) -> Vec<String> {
+    let start = page.find(&format!("<section id=\"{id}\"")).unwrap();
+    let s = &page[start..start + page[start..].find("</section>").unwrap()];
+    s.split("<tr>")
+        .skip(1)
+        .filter(|r| r.contains("<td"))
+        .map(|r| {
+            let r = &r[..r.find("</tr>").unwrap()];
+            r.split("</td>")
+                .filter_map(|c| c.rsplit_once('>').map(|x| x.1.to_string()))
+                .collect::<Vec<_>>()
+                .join("|")
+        })
+        .collect()
+}
+
+#[test]
+fn where_the_lost_frames_went_per_configuration() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = build(tmp.path(), &[]);
+    // No run recorded its drops yet: no section.
+    let page = html::render(&[Folder::load(&path).unwrap()]);
+    assert!(!page.contains("<section id=\"drops\""));
+    let nft = |n| {
+        (
+            "dut",
+            "t-dut",
+            "d0",
+            "kernel",
+            "NETFILTER_DROP",
+            "nft_do_chain",
+            n,
+        )
+    };
+    let drops = [
+        ("forwarding", 1, drops_json(0, 0, true, &[])),
+        ("forwarding", 2, drops_json(0, 0, true, &[])),
+        ("forwarding", 3, drops_json(0, 0, true, &[])),
+        ("nft-stateful", 1, drops_json(2000, 0, true, &[nft(2000)])),
+        (
+            "nft-stateful",
+            2,
+            drops_json(
+                2100,
+                0,
+                true,
+                &[
+                    nft(2000),
+                    ("tester", "t-rcv", "r0", "ring", "ring_drops", "-", 100),
+                ],
+            ),
+        ),
+        (
+            "nft-stateful",
+            3,
+            drops_json(
+                2000,
+                100,
+                false,
+                &[("dut", "t-dut", "d0", "interface", "rx_dropped", "-", 1900)],
+            ),
+        ),
+    ];
+    for (config, i, d) in &drops {
+        let file = path
+            .join(RUNS_DIR)
+            .join(format!("{config}.inet4.{i}.jsonl"));
+        let text = std::fs::read_to_string(&file).unwrap();
+        let text = text.replace(
+            r#""lab_counters":[]}"#,
+            &format!(r#""lab_counters":[],"drops":{d}}}"#),
+        );
+        std::fs::write(&file, text).unwrap();
+    }
+    // Two trials of a search, in trials.jsonl.
+    let trial = |lost: u64, d: &str| {
+        format!(
+            r#"{{"config":"police","traffic":"inet4","size":"64","test":"throughput","intended_pps":10000.0,"offered_pps":10000.0,"duration_s":1.0,"tx":10000,"rx":{},"lost":{lost},"loss_ratio":0.0,"started_at":1.0,"drops":{d}}}"#,
+            10_000 - lost
+        )
+    };
+    let trials = format!(
+        "{}\n{}\n",
+        trial(3000, &drops_json(3000, 0, true, &[nft(3000)])),
+        trial(2000, &drops_json(2000, 200, true, &[nft(1800)]))
+    );
+    std::fs::write(path.join("trials.jsonl"), trials).unwrap();
+
+    let page = html::render(&[Folder::load(&path).unwrap()]);
+    assert!(
+        page.contains("<li><a href=\"#drops\">Where the lost frames went</a></li>"),
+        "no entry in the contents"
+    );
+    // nft-stateful: 2000 + 2100 + 2000 = 6100 lost; the DUT's 2000 + 2000
+    // + 1900 = 5900 (96.7 %), the tester's 100 (1.64 %), 100 unexplained;
+    // one run from counters only. Its places: nft 4000 (65.6 %), d0's
+    // rx_dropped 1900 (31.1 %), the ring 100. The trials: 5000 lost,
+    // nft 4800 (96 %), 200 unexplained (4 %).
+    assert_eq!(
+        section_rows(&page, "drops"),
+        [
+            "forwarding|inet4|3|0|0|0|0|0",
+            "nft-stateful|inet4|3|6,100|5,900 (97%)|100 (1.6%)|100 (1.6%)|1",
+            "DUT|t-dut|d0|kernel|NETFILTER_DROP|nft_do_chain|4,000 (66%)",
+            "DUT|t-dut|d0|interface|rx_dropped|-|1,900 (31%)",
+            "tester|t-rcv|r0|ring|ring_drops|-|100 (1.6%)",
+            "police|inet4|2|5,000|4,800 (96%)|0 (0.00%)|200 (4.0%)|0",
+            "DUT|t-dut|d0|kernel|NETFILTER_DROP|nft_do_chain|4,800 (96%)",
+        ]
+    );
+    assert!(page.contains("<h3>nft-stateful · inet4</h3>"));
+    assert!(page.contains("<h3>RFC 2544 trials</h3>"));
+}
+
+#[test]
+fn a_tester_limited_search_is_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = build(tmp.path(), &[]);
+    std::fs::copy(
+        Path::new(FIXTURES).join("trials.jsonl"),
+        path.join("trials.jsonl"),
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(Path::new(FIXTURES).join("rfc2544.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["throughput"][0]["tester_limited"] = true.into();
+    std::fs::write(path.join("rfc2544.json"), v.to_string()).unwrap();
+    let page = html::render(&[Folder::load(&path).unwrap()]);
+    assert!(
+        page.contains("<strong>Tester-limited RFC 2544 search (forwarding inet4 64 B):</strong>"),
+        "no tester-limited warning"
+    );
+    // The generator-limited search (1518 B) is still said apart.
+    assert!(page
+        .contains("<strong>Generator-limited RFC 2544 search (forwarding inet4 1518 B):</strong>"));
+    // Without the flag (files written before it): no such warning.
+    std::fs::copy(
+        Path::new(FIXTURES).join("rfc2544.json"),
+        path.join("rfc2544.json"),
+    )
+    .unwrap();
+    let page = html::render(&[Folder::load(&path).unwrap()]);
+    assert!(!page.contains("Tester-limited"));
+}

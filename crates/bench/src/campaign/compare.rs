@@ -9,6 +9,7 @@ use pktlab_stats::ministat::{parse_values, Dataset, ParseOptions};
 
 use super::results::{self, parse_pps_name, pps_name, ResultsDir, RUNS_DIR};
 use super::summary::pps_text;
+use crate::drops::{Drops, LossSum};
 use crate::BenchError;
 
 /// The `.pps` files of one results folder.
@@ -20,6 +21,8 @@ pub struct Folder {
     pub traffics: Vec<String>,
     /// (config, traffic, values).
     pub sets: Vec<(String, String, Vec<f64>)>,
+    /// The run files (none in a BSDRP folder).
+    pub runs: Vec<results::RunOutcome>,
 }
 
 impl Folder {
@@ -29,6 +32,18 @@ impl Folder {
             .find(|(c, t, _)| c == config && t == traffic)
             .map(|(_, _, v)| v.as_slice())
     }
+
+    /// Where the lost frames of `config`'s runs of `traffic` went, summed
+    /// over the runs; None when no run recorded it.
+    pub fn losses(&self, config: &str, traffic: &str) -> Option<LossSum> {
+        let drops: Vec<&Drops> = self
+            .runs
+            .iter()
+            .filter(|r| r.config == config && r.traffic == traffic)
+            .filter_map(|r| r.drops.as_ref())
+            .collect();
+        (!drops.is_empty()).then(|| LossSum::of(drops))
+    }
 }
 
 /// One ministat comparison to print: a title and its data sets, the first
@@ -37,6 +52,9 @@ impl Folder {
 pub struct Block {
     pub title: String,
     pub datasets: Vec<Dataset>,
+    /// Where each data set's lost frames went (its name, the sum over its
+    /// runs), for those whose runs recorded it.
+    pub losses: Vec<(String, LossSum)>,
 }
 
 fn bad(path: &Path, why: String) -> BenchError {
@@ -134,6 +152,7 @@ pub fn load(path: &Path) -> Result<Folder, BenchError> {
         configs,
         traffics,
         sets,
+        runs: runs.unwrap_or_default(),
     })
 }
 
@@ -154,6 +173,12 @@ pub fn between_configs(f: &Folder) -> Vec<Block> {
                     })
                 })
                 .collect(),
+            losses: f
+                .configs
+                .iter()
+                .filter(|c| f.values(c, t).is_some())
+                .filter_map(|c| f.losses(c, t).map(|l| (c.clone(), l)))
+                .collect(),
         })
         .collect()
 }
@@ -173,18 +198,27 @@ pub fn between_folders(folders: &[Folder]) -> Result<Vec<Block>, BenchError> {
                 name: first.path.join(pps_name(c, t)).display().to_string(),
                 values: base.to_vec(),
             }];
+            let mut losses = Vec::new();
+            let mut loss_of = |f: &Folder| {
+                if let Some(l) = f.losses(c, t) {
+                    losses.push((f.path.display().to_string(), l));
+                }
+            };
+            loss_of(first);
             for o in others {
                 if let Some(v) = o.values(c, t) {
                     datasets.push(Dataset {
                         name: o.path.join(pps_name(c, t)).display().to_string(),
                         values: v.to_vec(),
                     });
+                    loss_of(o);
                 }
             }
             if datasets.len() > 1 {
                 blocks.push(Block {
                     title: format!("Forwarded packets per second, configuration {c}, traffic {t}:"),
                     datasets,
+                    losses,
                 });
             }
         }

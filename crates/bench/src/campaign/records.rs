@@ -83,6 +83,10 @@ pub struct RunFigures {
     pub requested_pps: Option<f64>,
     #[serde(default)]
     pub finished_at: Option<u64>,
+    /// Where the lost frames went; None in lines written before it was
+    /// recorded.
+    #[serde(default)]
+    pub drops: Option<crate::drops::Drops>,
 }
 
 /// A whole finished run, as its file holds it.
@@ -285,6 +289,8 @@ mod tests {
                 iface: None,
             },
             lab_counters: vec![],
+            qdiscs: vec![],
+            ethtool_drops: vec![],
             softnet: vec![pktlab_lab::softnet::SoftnetCpu {
                 cpu: 3,
                 processed: 1981,
@@ -352,6 +358,7 @@ mod tests {
                 loss_ratio: 0.0095,
                 requested_pps: Some(1000.0),
                 finished_at: Some(1_700_000_004),
+                drops: Some(run.result.trial.drops.clone()),
             }
         );
         // The seconds are their own lines, not a field of the result.

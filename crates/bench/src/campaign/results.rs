@@ -53,6 +53,8 @@ pub struct RunOutcome {
     pub forwarded_pps: f64,
     pub offered_pps: f64,
     pub loss_ratio: f64,
+    /// Where the run's lost frames went (None: not recorded).
+    pub drops: Option<crate::drops::Drops>,
 }
 
 /// `<config>.<traffic>.pps`: the name of a cell's values file, which is
@@ -357,6 +359,7 @@ pub fn read_run(path: &Path) -> Result<RunOutcome, BenchError> {
         forwarded_pps: r.forwarded_pps,
         offered_pps: r.offered_pps,
         loss_ratio: r.loss_ratio,
+        drops: r.drops,
     })
 }
 
@@ -417,6 +420,7 @@ mod tests {
                     forwarded_pps: 1000.5,
                     offered_pps: 2000.0,
                     loss_ratio: 1.0 - 1000.5 / 2000.0,
+                    drops: None,
                 },
                 RunOutcome {
                     config: "forwarding".into(),
@@ -426,6 +430,7 @@ mod tests {
                     forwarded_pps: 750.0,
                     offered_pps: 1000.0,
                     loss_ratio: 0.25,
+                    drops: None,
                 }
             ]
         );

@@ -253,6 +253,7 @@ mod tests {
             forwarded_pps: fwd,
             offered_pps: off,
             loss_ratio: 1.0 - fwd / off,
+            drops: None,
         }
     }
 

@@ -87,6 +87,8 @@ impl TrialLine {
             duration_s: self.duration_s,
             tx: self.tx,
             rx: self.rx,
+            tester_lost: self.drops.as_ref().map_or(0, |d| d.tester),
+            tester_limited: self.drops.as_ref().is_some_and(|d| d.tester_limited),
         })
     }
 

@@ -23,6 +23,9 @@ pub struct GoalBounds {
     /// The lower bound is the maximum load: "at least".
     pub hit_max: bool,
     pub generator_limited: bool,
+    /// Trials at the lower bound lost frames mostly on the tester's side.
+    #[serde(default)]
+    pub tester_limited: bool,
     pub loss_inversion: bool,
     pub complete: bool,
 }
@@ -38,6 +41,9 @@ pub struct Throughput {
     pub goals: Vec<GoalBounds>,
     /// Some goal's result is what the generator could offer, not the DUT's limit.
     pub generator_limited: bool,
+    /// Some goal's result is what the tester could take, not the DUT's limit.
+    #[serde(default)]
+    pub tester_limited: bool,
     /// Search trials run.
     pub trials: usize,
     /// Seconds of search trials.
@@ -128,6 +134,7 @@ fn bounds(r: &GoalResult) -> GoalBounds {
         upper_intended_pps: r.upper.map(|b| b.intended_pps),
         hit_max: r.hit_max,
         generator_limited: r.generator_limited,
+        tester_limited: r.tester_limited,
         loss_inversion: r.loss_inversion,
         complete: r.complete,
     }
@@ -181,6 +188,7 @@ pub fn throughput(
             iteration,
             max_pps,
             generator_limited: goals.iter().any(|g| g.generator_limited),
+            tester_limited: goals.iter().any(|g| g.tester_limited),
             goals,
             trials: mine.len(),
             trial_seconds: mine.iter().map(|l| l.duration_s).sum(),
@@ -280,10 +288,12 @@ mod tests {
                 upper_intended_pps: Some(ndr * 1.005),
                 hit_max: false,
                 generator_limited: false,
+                tester_limited: false,
                 loss_inversion: false,
                 complete: true,
             }],
             generator_limited: false,
+            tester_limited: false,
             trials: 20,
             trial_seconds: 20.0,
         }

@@ -12,7 +12,9 @@
 //!
 //! A trial whose generator fell short of the load counts like a short one:
 //! frames never offered prove nothing about the load, but loss at an even
-//! lower load still speaks against it.
+//! lower load still speaks against it. So does a tester-limited trial
+//! (most of its loss was the tester's own, `crate::drops`), and its
+//! tester-side loss is never the DUT's: it is judged by the rest.
 
 /// What one trial measured.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -27,6 +29,13 @@ pub struct Measurement {
     pub tx: u64,
     /// Frames received in time.
     pub rx: u64,
+    /// Lost frames that the drop attribution placed on the tester's side
+    /// (0 where it is not known).
+    #[serde(default)]
+    pub tester_lost: u64,
+    /// Most of the loss was on the tester's side (`crate::drops`).
+    #[serde(default)]
+    pub tester_limited: bool,
 }
 
 impl Measurement {
@@ -43,6 +52,15 @@ impl Measurement {
         }
     }
 
+    /// The loss that speaks about the DUT: a tester-limited trial's
+    /// tester-side frames are left out, any other trial's loss counts whole.
+    pub fn dut_loss_ratio(&self) -> f64 {
+        if !self.tester_limited || self.tx == 0 {
+            return self.loss_ratio();
+        }
+        self.lost().saturating_sub(self.tester_lost) as f64 / self.tx as f64
+    }
+
     /// Frames the DUT forwarded per second.
     pub fn forwarded_pps(&self) -> f64 {
         self.rx as f64 / self.duration_s
@@ -53,13 +71,19 @@ impl Measurement {
     pub fn generator_limited(&self, tolerance: f64) -> bool {
         self.offered_pps < self.intended_pps * (1.0 - tolerance)
     }
+
+    /// The trial measured the tester rather than the DUT: its generator
+    /// fell short of the load, or most of its loss was the tester's.
+    pub fn limited(&self, tolerance: f64) -> bool {
+        self.generator_limited(tolerance) || self.tester_limited
+    }
 }
 
 /// Whether `t` counts as a full-length trial: long enough (to the
-/// millisecond) and, with `generator_tolerance`, not generator-limited.
+/// millisecond) and, with `generator_tolerance`, neither generator- nor
+/// tester-limited.
 pub fn full_length(t: &Measurement, trial_duration: f64, generator_tolerance: Option<f64>) -> bool {
-    t.duration_s >= trial_duration - 1e-3
-        && !generator_tolerance.is_some_and(|tol| t.generator_limited(tol))
+    t.duration_s >= trial_duration - 1e-3 && !generator_tolerance.is_some_and(|tol| t.limited(tol))
 }
 
 /// A load's classification for one target.
@@ -83,7 +107,8 @@ pub struct Sums {
 impl Sums {
     /// Sums `trials` for a target with `loss_ratio` and full-length trials
     /// of `trial_duration` seconds. With `generator_tolerance`, a trial that
-    /// fell short of its load by more than it counts as short.
+    /// fell short of its load by more than it, or a tester-limited one,
+    /// counts as short. A trial's loss is its [`Measurement::dut_loss_ratio`].
     pub fn of<'a>(
         trials: impl IntoIterator<Item = &'a Measurement>,
         loss_ratio: f64,
@@ -92,7 +117,7 @@ impl Sums {
     ) -> Sums {
         let mut s = Sums::default();
         for t in trials {
-            let bad = t.loss_ratio() > loss_ratio;
+            let bad = t.dut_loss_ratio() > loss_ratio;
             let long = full_length(t, trial_duration, generator_tolerance);
             let sum = match (long, bad) {
                 (true, false) => &mut s.good_long,
@@ -141,6 +166,8 @@ mod tests {
             duration_s,
             tx,
             rx,
+            tester_lost: 0,
+            tester_limited: false,
         }
     }
 
@@ -231,6 +258,24 @@ mod tests {
         t.offered_pps = 994.0;
         assert!(t.generator_limited(0.005));
         assert_eq!(trial(1.0, 0, 0).loss_ratio(), 0.0);
+    }
+
+    #[test]
+    fn a_tester_limited_trials_loss_leaves_the_tester_out() {
+        // 1000 sent, 100 lost, 80 of them by the tester.
+        let mut t = trial(1.0, 1000, 900);
+        t.tester_lost = 80;
+        assert_eq!(t.dut_loss_ratio(), 0.1);
+        t.tester_limited = true;
+        assert_eq!(t.dut_loss_ratio(), 0.02);
+        assert!(t.limited(0.005) && !t.generator_limited(0.005));
+        // Short with a tolerance, full-length without one.
+        assert!(!full_length(&t, 1.0, Some(0.005)));
+        assert!(full_length(&t, 1.0, None));
+        let s = Sums::of(&[t], 0.01, 1.0, Some(0.005));
+        assert_eq!((s.bad_short, s.good_short, s.bad_long), (1.0, 0.0, 0.0));
+        let s = Sums::of(&[t], 0.05, 1.0, None);
+        assert_eq!((s.good_long, s.bad_long), (1.0, 0.0));
     }
 
     #[test]

@@ -93,6 +93,10 @@ pub struct GoalResult {
     /// A trial at the lower bound offered less than intended: the result is
     /// what the generator could offer, "at least" that for the DUT.
     pub generator_limited: bool,
+    /// A trial at the lower bound lost frames mostly on the tester's side
+    /// (`crate::drops`): the result is "at least" that for the DUT.
+    #[serde(default)]
+    pub tester_limited: bool,
     /// A lower bound lies above the relevant upper bound.
     pub loss_inversion: bool,
     /// The final target was reached (not cut short).
@@ -263,6 +267,7 @@ impl Search {
         let generator_limited = lower.is_some_and(|i| {
             counted(i).any(|t| t.generator_limited(self.config.generator_tolerance))
         });
+        let tester_limited = lower.is_some_and(|i| counted(i).any(|t| t.tester_limited));
         GoalResult {
             goal: goal.clone(),
             lower: lower_bound,
@@ -273,6 +278,7 @@ impl Search {
             }),
             hit_max: lower.is_some_and(|i| same(self.loads[i].load, self.config.max_load)),
             generator_limited,
+            tester_limited,
             loss_inversion: inversion,
             complete: done,
         }
@@ -351,13 +357,13 @@ impl Search {
     /// So do they at a load whose generator-limited trials already add up
     /// to the longest duration sum of any goal: without that, a load the
     /// generator cannot reach would stay undecided and be asked for again
-    /// until the trial limit.
+    /// until the trial limit. Tester-limited trials are treated the same.
     fn tolerance(&self, l: &Load) -> Option<f64> {
         let tol = self.config.generator_tolerance;
         let limited: f64 = l
             .trials
             .iter()
-            .filter(|t| t.generator_limited(tol))
+            .filter(|t| t.limited(tol))
             .map(|t| t.duration_s)
             .sum();
         let longest_sum = self
@@ -403,7 +409,7 @@ fn loss_quantile(trials: &[Measurement], target: &Target, tolerance: Option<f64>
     let mut seconds: Vec<(f64, f64)> = trials
         .iter()
         .filter(|t| full_length(t, target.trial_duration, tolerance))
-        .map(|t| (t.loss_ratio(), t.duration_s))
+        .map(|t| (t.dut_loss_ratio(), t.duration_s))
         .collect();
     let measured: f64 = seconds.iter().map(|s| s.1).sum();
     if measured < target.duration_sum {
@@ -420,4 +426,99 @@ fn loss_quantile(trials: &[Measurement], target: &Target, tolerance: Option<f64>
         }
     }
     seconds.last().map_or(1.0, |s| s.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// NDR with one target: trials of 1 s, 2 s of them decide a load.
+    fn search() -> Search {
+        let goal = Goal {
+            preceding_targets: 0,
+            duration_sum: 2.0,
+            ..Goal::new(0.0, 0.0)
+        };
+        Search::new(SearchConfig::new(vec![goal], 100.0, 10_000.0)).unwrap()
+    }
+
+    /// A 1 s trial at `load` that sent `load` frames and lost `lost`, of
+    /// which `tester` on the tester's side.
+    fn trial(load: f64, lost: u64, tester: u64, tester_limited: bool) -> Measurement {
+        let tx = load as u64;
+        Measurement {
+            intended_pps: load,
+            offered_pps: load,
+            duration_s: 1.0,
+            tx,
+            rx: tx - lost,
+            tester_lost: tester,
+            tester_limited,
+        }
+    }
+
+    #[test]
+    fn a_tester_limited_trial_is_short_and_its_tester_loss_is_not_the_duts() {
+        // 300 of 5000 lost, 250 by the tester: as the DUT's loss it would
+        // make 5000 an upper bound at once.
+        let mut s = search();
+        s.add(trial(5000.0, 300, 250, false));
+        assert_eq!(s.classify(5000.0, 0), Class::Upper);
+        // Tester-limited, it counts like a generator-limited trial: short.
+        // Its DUT-side 50 frames still speak against the load (a short
+        // lossy second outweighs no short clean one).
+        let mut s = search();
+        s.add(trial(5000.0, 300, 250, true));
+        assert_eq!(s.classify(5000.0, 0), Class::Upper);
+        // All 300 on the tester's side: a short clean second, which
+        // decides nothing; the search asks for the load again.
+        let mut s = search();
+        s.add(trial(5000.0, 300, 300, true));
+        assert_eq!(s.classify(5000.0, 0), Class::Undecided);
+        assert_eq!(s.next_trial().map(|r| r.load), Some(5000.0));
+        // A clean full-length second there is not enough either (2 s decide).
+        s.add(trial(5000.0, 0, 0, false));
+        assert_eq!(s.classify(5000.0, 0), Class::Undecided);
+        s.add(trial(5000.0, 0, 0, false));
+        assert_eq!(s.classify(5000.0, 0), Class::Lower);
+    }
+
+    #[test]
+    fn tester_limited_trials_that_fill_the_sum_decide_by_the_duts_loss() {
+        // Two tester-limited seconds reach the 2 s sum: they count as
+        // full-length (as generator-limited ones do), by DUT-side loss.
+        let mut s = search();
+        s.add(trial(5000.0, 400, 400, true));
+        s.add(trial(5000.0, 100, 100, true));
+        assert_eq!(s.classify(5000.0, 0), Class::Lower);
+        s.add(trial(10_000.0, 1, 0, false));
+        assert_eq!(s.classify(10_000.0, 0), Class::Upper);
+        let r = &s.results()[0];
+        assert_eq!(r.lower.map(|b| b.pps), Some(5000.0));
+        assert_eq!(r.upper.map(|b| b.pps), Some(10_000.0));
+        assert!(r.tester_limited && !r.generator_limited && !r.hit_max);
+        // Its conditional throughput leaves the tester's loss out too.
+        assert_eq!(r.conditional_throughput_pps, Some(5000.0));
+        // One DUT-side frame among them makes it an upper bound.
+        let mut s = search();
+        s.add(trial(5000.0, 400, 400, true));
+        s.add(trial(5000.0, 100, 99, true));
+        assert_eq!(s.classify(5000.0, 0), Class::Upper);
+    }
+
+    #[test]
+    fn at_the_maximum_load_a_tester_limited_result_says_so() {
+        let mut s = search();
+        s.add(trial(10_000.0, 900, 900, true));
+        s.add(trial(10_000.0, 0, 0, false));
+        assert_eq!(s.classify(10_000.0, 0), Class::Lower);
+        let r = &s.results()[0];
+        assert_eq!(r.lower.map(|b| b.pps), Some(10_000.0));
+        assert!(r.hit_max && r.tester_limited && r.complete);
+        // Without tester-limited trials the flag stays off.
+        let mut s = search();
+        s.add(trial(10_000.0, 0, 0, false));
+        s.add(trial(10_000.0, 0, 0, false));
+        assert!(!s.results()[0].tester_limited);
+    }
 }

@@ -85,6 +85,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             let analysis = ministat::analyze(&b.datasets, confidence);
             let mut v = serde_json::to_value(&analysis)?;
             v["title"] = serde_json::json!(b.title);
+            v["drops"] = b
+                .losses
+                .iter()
+                .map(|(name, sum)| {
+                    let mut l = serde_json::to_value(sum)?;
+                    l["name"] = serde_json::json!(name);
+                    Ok(l)
+                })
+                .collect::<Result<Vec<_>, serde_json::Error>>()?
+                .into();
             text += &format!("{v}\n");
         } else {
             if i > 0 {
@@ -96,6 +106,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 ..RenderOptions::default()
             };
             text += &ministat::render(&b.datasets, &options);
+            if !b.losses.is_empty() {
+                text += "Where the lost frames went (summed over the runs):\n";
+                for (name, sum) in &b.losses {
+                    text += &format!("{}\n", pktlab_report::drops::loss_sum_text(name, sum));
+                }
+            }
         }
     }
     common::write_stdout(&text)

@@ -469,6 +469,17 @@ fn execute(
             progress.message(format!("{label} trial {trials_seen}"));
         }
         CampaignEvent::Trial(TrialEvent::Forwarded(pps)) => progress.tick(pps),
+        // Where the trial's lost frames went, as bench says after a run.
+        CampaignEvent::Trial(TrialEvent::Finished {
+            intended_pps,
+            sent,
+            drops,
+        }) if text && !o.quiet => progress.println(out::trial_drops_text(
+            trials_seen,
+            intended_pps,
+            sent,
+            &drops,
+        )),
         CampaignEvent::RunFailed {
             index,
             of,

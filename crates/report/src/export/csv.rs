@@ -78,6 +78,7 @@ mod tests {
             forwarded_pps: 1488095.25,
             offered_pps: 1500000.0,
             loss_ratio: 0.25,
+            drops: None,
         };
         assert_eq!(
             text(&[r]).lines().nth(1).unwrap(),

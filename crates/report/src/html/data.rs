@@ -48,6 +48,9 @@ pub struct ResultFigures {
     /// The generator's count per second.
     #[serde(default)]
     pub tx_samples: Vec<f64>,
+    /// Where the lost frames went (None: not recorded).
+    #[serde(default)]
+    pub drops: Option<pktlab_bench::drops::Drops>,
 }
 
 /// One finished run file.

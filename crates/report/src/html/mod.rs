@@ -3,13 +3,14 @@
 //! beside its chart.
 //!
 //! - [`data`]: the folder read back (summary, runs, env, RFC 2544 files);
-//! - [`sections`], [`rfc_section`], [`across`]: the page's sections;
+//! - [`sections`], [`rfc_section`], [`losses`], [`across`]: the page's sections;
 //! - [`charts`]: the SVG charts; [`page`]: the page around them.
 
 pub mod across;
 pub mod charts;
 pub mod data;
 pub mod escape;
+pub mod losses;
 pub mod numbers;
 pub mod page;
 pub mod rfc2544;

@@ -6,7 +6,7 @@
 
 use super::data::Folder;
 use super::escape::html;
-use super::{rfc_section, sections};
+use super::{losses, rfc_section, sections};
 
 pub const CSS: &str = r#"
 :root{color-scheme:light}
@@ -107,6 +107,7 @@ fn body(f: &Folder) -> String {
             sections::configurations(f),
         ),
         ("runs", "Runs over time", sections::runs_over_time(f)),
+        ("drops", "Where the lost frames went", losses::section(f)),
         ("load", "DUT load", sections::dut_load(f)),
         ("sweep", "Size sweep", sections::size_sweep(f)),
         ("rfc2544", "RFC 2544", rfc_section::rfc2544(f)),

@@ -80,6 +80,9 @@ pub struct Throughput {
     pub goals: Vec<Goal>,
     #[serde(default)]
     pub generator_limited: bool,
+    /// Most of the loss at some goal's lower bound was the tester's.
+    #[serde(default)]
+    pub tester_limited: bool,
     #[serde(default)]
     pub trials: usize,
 }
@@ -187,6 +190,9 @@ pub struct TrialLine {
     #[serde(default, alias = "classes")]
     pub classification: serde_json::Value,
     pub started_at: f64,
+    /// Where the trial's lost frames went (None: not recorded).
+    #[serde(default)]
+    pub drops: Option<pktlab_bench::drops::Drops>,
 }
 
 impl TrialLine {

@@ -94,6 +94,18 @@ pub fn warnings(f: &Folder) -> Vec<String> {
                 limited.join(", ")
             ));
         }
+        let tester: Vec<String> = r
+            .throughput
+            .iter()
+            .filter(|t| t.tester_limited)
+            .map(|t| format!("{} {} {} B", t.config, t.traffic, t.size))
+            .collect();
+        if !tester.is_empty() {
+            out.push(format!(
+                "Tester-limited RFC 2544 search ({}): most of the loss at a lower bound was the tester's (generator, receiver), not the DUT's; the DUT forwards at least the figures shown.",
+                tester.join(", ")
+            ));
+        }
     }
     out
 }

@@ -1,0 +1,132 @@
+//! "Where the lost frames went": each configuration's loss summed over its
+//! runs (and over its RFC 2544 trials), split into the DUT's, the tester's
+//! and what nothing explained, then place by place.
+
+use pktlab_bench::drops::{LossSum, Side};
+
+use super::data::Folder;
+use super::escape::html;
+use super::numbers::grouped;
+use super::sections::table;
+use crate::bench::percent;
+
+/// `5,990 (99%)`: frames and their share of the loss.
+fn share(frames: u64, lost: u64) -> String {
+    if lost == 0 {
+        return "0".into();
+    }
+    format!("{} ({})", grouped(frames as f64, 0), percent(frames, lost))
+}
+
+/// The sums of (configuration, traffic) in the order first seen.
+type Sums = Vec<(String, String, LossSum)>;
+
+fn add(sums: &mut Sums, config: &str, traffic: &str, d: &pktlab_bench::drops::Drops) {
+    match sums
+        .iter_mut()
+        .find(|(c, t, _)| c == config && t == traffic)
+    {
+        Some((_, _, s)) => s.add(d),
+        None => sums.push((config.into(), traffic.into(), LossSum::of([d]))),
+    }
+}
+
+/// The sides' table, then each configuration's places.
+fn tables(sums: &Sums, counted: &str) -> String {
+    let rows: Vec<Vec<String>> = sums
+        .iter()
+        .map(|(c, t, s)| {
+            vec![
+                c.clone(),
+                t.clone(),
+                s.runs.to_string(),
+                grouped(s.lost as f64, 0),
+                share(s.dut, s.lost),
+                share(s.tester, s.lost),
+                share(s.unexplained, s.lost),
+                s.untraced.to_string(),
+            ]
+        })
+        .collect();
+    let mut out = table(
+        &[
+            "Configuration",
+            "Traffic",
+            counted,
+            "Lost",
+            "DUT",
+            "Tester",
+            "Unexplained",
+            "Counters only",
+        ],
+        &rows,
+        2,
+    );
+    for (c, t, s) in sums.iter().filter(|x| !x.2.places.is_empty()) {
+        let rows: Vec<Vec<String>> = s
+            .places
+            .iter()
+            .map(|p| {
+                vec![
+                    match p.side {
+                        Side::Dut => "DUT".into(),
+                        Side::Tester => "tester".into(),
+                    },
+                    p.netns.clone(),
+                    p.iface.clone(),
+                    p.layer.clone(),
+                    p.reason.clone(),
+                    p.location.clone(),
+                    share(p.frames, s.lost),
+                ]
+            })
+            .collect();
+        out += &format!("<h3>{} · {}</h3>", html(c), html(t));
+        out += &table(
+            &[
+                "Side",
+                "Namespace",
+                "Interface",
+                "Layer",
+                "Reason",
+                "Location",
+                "Frames",
+            ],
+            &rows,
+            6,
+        );
+    }
+    out
+}
+
+/// The section; empty when no run or trial recorded where its loss went.
+pub fn section(f: &Folder) -> String {
+    let mut runs: Sums = Vec::new();
+    for cell in &f.summary.cells {
+        for r in f.runs_of(&cell.config, &cell.traffic) {
+            if let Some(d) = &r.result.drops {
+                add(&mut runs, &cell.config, &cell.traffic, d);
+            }
+        }
+    }
+    let mut trials: Sums = Vec::new();
+    for t in &f.trials {
+        if let Some(d) = &t.drops {
+            add(&mut trials, &t.config, &t.traffic, d);
+        }
+    }
+    if runs.is_empty() && trials.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<section id=\"drops\"><h2>Where the lost frames went</h2><p>Each configuration's lost frames summed over its runs: on the DUT's side (kernel drop reasons from the drop tracer, or the DUT's counters), on the tester's side (generator, receiver and their interfaces), or unexplained. \"Counters only\" runs had no drop tracer.</p>",
+    );
+    if !runs.is_empty() {
+        out += &tables(&runs, "Runs");
+    }
+    if !trials.is_empty() {
+        out += "<h3>RFC 2544 trials</h3><p>Every trial of the searches and tests, summed the same way.</p>";
+        out += &tables(&trials, "Trials");
+    }
+    out + "</section>"
+}
