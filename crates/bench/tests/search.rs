@@ -565,3 +565,28 @@ fn the_loss_quantile_counts_missing_seconds_as_total_loss() {
     let ct = s.results()[0].conditional_throughput_pps.unwrap();
     assert!(close(ct, 9970.0), "{ct}");
 }
+
+#[test]
+fn the_loss_quantile_passes_over_exactly_the_allowed_seconds() {
+    // PDR 0.5 %, exceed ratio 0, trials of 1 ms and a 1 ms sum, so that
+    // a 1 ns trial is full-length and the allowed high-loss time is
+    // 0 s (plus the 1e-9 s rounding slack).
+    let goal = Goal {
+        initial_trial_duration: 0.001,
+        final_trial_duration: 0.001,
+        ..single_target("0.5:0", 0.001)
+    };
+    let mut s = search_of(vec![goal], 1000.0, 100_000.0);
+    let at = |duration_s: f64, rx: u64| Measurement {
+        duration_s,
+        ..trial(10_000.0, 1000, rx)
+    };
+    // 0.4 % loss for 1 ns, 0.1 % for 1 ms: both low-loss, a lower bound.
+    s.add(at(1e-9, 996));
+    s.add(at(0.001, 999));
+    assert_eq!(s.classify(10_000.0, 0), Class::Lower);
+    // Worst first: the 1 ns of 0.4 % fill the slack exactly and are passed
+    // over; the quantile is the 0.1 % after them: 10000 × 0.999 = 9990.
+    let ct = s.results()[0].conditional_throughput_pps.unwrap();
+    assert!(close(ct, 9990.0), "{ct}");
+}
