@@ -375,3 +375,224 @@ fn preceding_targets_use_shorter_trials() {
     let (l, u) = bounds(r);
     assert!(l <= 20_000.5 && u > 20_000.5 && (u - l) / u <= 0.005 + 1e-12);
 }
+
+// The tests below build each situation trial by trial, so that the load the
+// search asks for next is worked out by hand from `state.rs`'s rules.
+
+fn search_of(goals: Vec<Goal>, min: f64, max: f64) -> Search {
+    Search::new(SearchConfig::new(goals, min, max)).unwrap()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs()
+}
+
+/// A one-target goal "0" (no loss, exceed ratio 50 %) with this width.
+fn wide_target(width: f64, sum: f64) -> Goal {
+    Goal {
+        width,
+        ..single_target("0", sum)
+    }
+}
+
+#[test]
+fn an_undecided_lossy_load_below_a_clean_one_is_measured_first() {
+    // Sum 3 s, 1 s trials: one clean second leaves 2 that could be lossy
+    // (2/3 > 50 %), one lossy second stays within 50 % (1/3) with 2
+    // missing clean: every load below is undecided.
+    let mut s = search_of(vec![single_target("0", 3.0)], 1000.0, 100_000.0);
+    s.add(trial(50_000.0, 50_000, 50_000));
+    s.add(trial(60_000.0, 60_000, 59_999));
+    for load in [50_000.0, 60_000.0] {
+        assert_eq!(s.classify(load, 0), Class::Undecided, "{load}");
+    }
+    // The only lossy one lies above the only clean one: the highest clean
+    // one is confirmed first.
+    assert_eq!(s.next_trial().unwrap().load, 50_000.0);
+    // A clean one above the lossy one: the lossy one, lowest, first.
+    s.add(trial(70_000.0, 70_000, 70_000));
+    assert_eq!(s.classify(70_000.0, 0), Class::Undecided);
+    assert_eq!(s.next_trial().unwrap().load, 60_000.0);
+    assert_eq!(s.trial_count(), 3);
+}
+
+#[test]
+fn a_lower_bound_without_an_upper_one_tries_the_maximum() {
+    let mut s = search_of(vec![single_target("0", 1.0)], 1000.0, 100_000.0);
+    // A resumed search may start anywhere: one clean second at 50 kpps is
+    // a lower bound, and nothing above it was measured.
+    s.add(trial(50_000.0, 50_000, 50_000));
+    assert_eq!(s.classify(50_000.0, 0), Class::Lower);
+    assert_eq!(s.next_trial().unwrap().load, 100_000.0);
+    s.add(trial(100_000.0, 100_000, 100_000));
+    assert_eq!(s.next_trial(), None);
+    let r = &s.results()[0];
+    assert!(r.hit_max && r.complete && r.upper.is_none());
+    assert_eq!(r.lower.unwrap().pps, 100_000.0);
+}
+
+#[test]
+fn the_step_down_doubles_with_every_upper_bound() {
+    // Width 10 %, one trial of 1 s decides a load.
+    let goals = || vec![wide_target(0.1, 1.0)];
+    // One upper bound at 100 kpps that forwarded 50 kpps: the step is the
+    // width, 100000 × 0.9 = 90000, but what the DUT forwarded, less the
+    // width, is lower: 50000 × 0.9 = 45000.
+    let mut s = search_of(goals(), 1000.0, 100_000.0);
+    s.add(trial(100_000.0, 100_000, 50_000));
+    let next = s.next_trial().unwrap().load;
+    assert!(close(next, 45_000.0), "{next}");
+    // Two upper bounds, each losing 1 frame: from the lower one, 90 kpps,
+    // by twice the width: 90000 × (1 − 0.2) = 72000, below what it
+    // forwarded less the width, 89999 × 0.9 = 80999.1.
+    let mut s = search_of(goals(), 1000.0, 100_000.0);
+    s.add(trial(100_000.0, 100_000, 99_999));
+    s.add(trial(90_000.0, 90_000, 89_999));
+    let next = s.next_trial().unwrap().load;
+    assert!(close(next, 72_000.0), "{next}");
+}
+
+#[test]
+fn the_step_down_stops_at_the_minimum_load() {
+    let goal = || vec![single_target("0", 1.0)];
+    // The minimum load itself is an upper bound: nothing is left to try.
+    let mut s = search_of(goal(), 1000.0, 100_000.0);
+    s.add(trial(1000.0, 1000, 500));
+    assert_eq!(s.next_trial(), None);
+    let r = &s.results()[0];
+    assert!(r.complete && r.lower.is_none());
+    assert_eq!(r.upper.unwrap().pps, 1000.0);
+    // Half a frame per second above it: 1000.5 × 0.995 and 500 × 0.995
+    // are both below the minimum, so the minimum is next.
+    let mut s = search_of(goal(), 1000.0, 100_000.0);
+    s.add(trial(1000.5, 1000, 500));
+    assert_eq!(s.next_trial().unwrap().load, 1000.0);
+}
+
+#[test]
+fn the_step_up_doubles_with_every_lower_bound_up_to_the_middle() {
+    let goal = || vec![single_target("0", 1.0)];
+    // Lower bounds at 80 and 90 kpps, upper at 100 kpps, and a clean
+    // 150 kpps above it (loss inversion, not counted): two lower bounds
+    // below the upper one, a step of twice the width, 90000 × 1.01 = 90900,
+    // below the middle (95000).
+    let mut s = search_of(goal(), 1000.0, 200_000.0);
+    s.add(trial(80_000.0, 80_000, 80_000));
+    s.add(trial(90_000.0, 90_000, 90_000));
+    s.add(trial(100_000.0, 100_000, 99_000));
+    s.add(trial(150_000.0, 150_000, 150_000));
+    let next = s.next_trial().unwrap().load;
+    assert!(close(next, 90_900.0), "{next}");
+    let r = &s.results()[0];
+    assert_eq!(bounds(r), (90_000.0, 100_000.0));
+    assert!(r.loss_inversion && !r.complete);
+    // Three lower bounds, 97, 98 and 99 kpps: 99000 × 1.02 = 100980 is
+    // beyond the middle of [99000, 100000], so the middle, 99500.
+    let mut s = search_of(goal(), 1000.0, 100_000.0);
+    for load in [97_000.0, 98_000.0, 99_000.0] {
+        s.add(trial(load, load as u64, load as u64));
+    }
+    s.add(trial(100_000.0, 100_000, 99_000));
+    let next = s.next_trial().unwrap().load;
+    assert!(close(next, 99_500.0), "{next}");
+    // [99500, 100000] is 500 / 100000 = 0.5 % wide, the width: done.
+    s.add(trial(99_500.0, 99_500, 99_500));
+    assert_eq!(s.next_trial(), None);
+    let r = &s.results()[0];
+    assert_eq!(bounds(r), (99_500.0, 100_000.0));
+    assert!(r.complete && !r.loss_inversion && !r.hit_max);
+}
+
+#[test]
+fn generator_limited_seconds_decide_a_load_once_they_fill_the_sum() {
+    // Sum 2 s. At 80 kpps the generator offers only 60 kpps (short by
+    // 25 %, more than the 0.5 % tolerance), and nothing is lost.
+    let mut s = search_of(vec![single_target("0", 2.0)], 1000.0, 100_000.0);
+    let limited = Measurement {
+        intended_pps: 80_000.0,
+        offered_pps: 60_000.0,
+        duration_s: 1.0,
+        tx: 60_000,
+        rx: 60_000,
+    };
+    // One such second counts as short: a short clean second proves
+    // nothing, so 2 s of 2 are missing.
+    s.add(limited);
+    assert_eq!(s.classify(80_000.0, 0), Class::Undecided);
+    // Two add up to the sum: now they count, 2 clean seconds of 2.
+    s.add(limited);
+    assert_eq!(s.classify(80_000.0, 0), Class::Lower);
+    let r = &s.results()[0];
+    assert!(r.generator_limited && !r.hit_max);
+    assert_eq!(r.lower.unwrap().pps, 60_000.0);
+    assert_eq!(r.lower.unwrap().intended_pps, 80_000.0);
+}
+
+#[test]
+fn loads_a_rounding_error_apart_are_one_load() {
+    // 10000 × (1 + 1e-12) differs from 10000 by 1e-8, far below the 1e-9
+    // relative tolerance: its trial joins the one at 10000. Two clean
+    // seconds of a 3 s sum leave 1 missing (1/3 ≤ 50 %): a lower bound; one
+    // alone would leave 2 (2/3): undecided.
+    let mut s = search_of(vec![single_target("0", 3.0)], 1000.0, 100_000.0);
+    s.add(trial(10_000.0, 10_000, 10_000));
+    assert_eq!(s.classify(10_000.0, 0), Class::Undecided);
+    s.add(trial(10_000.0 * (1.0 + 1e-12), 10_000, 10_000));
+    assert_eq!(s.classify(10_000.0, 0), Class::Lower);
+    assert_eq!(s.trial_count(), 2);
+}
+
+#[test]
+fn the_trial_limit_ends_the_search_cut_short() {
+    let config = SearchConfig {
+        max_trials: 3,
+        ..SearchConfig::new(default_goals(), 1000.0, 100_000.0)
+    };
+    let (search, trials) = drive(config, policer(20_000.0));
+    assert_eq!(trials.len(), 3);
+    assert_eq!(search.trial_count(), 3);
+    // Three trials decide nothing for a 21 s sum: not complete.
+    for g in search.results() {
+        assert!(!g.complete, "{g:?}");
+    }
+}
+
+#[test]
+fn the_loss_quantile_counts_missing_seconds_as_total_loss() {
+    // PDR 0.5 %, exceed ratio 50 %, sum 6 s; 0.1 %, 0.2 % and 0.3 % loss
+    // at 10 kpps. Three clean seconds of 6, 3 missing: 3/6 ≤ 50 %, lower.
+    let mut s = search_of(vec![single_target("0.5:50", 6.0)], 1000.0, 100_000.0);
+    for rx in [9990, 9980, 9970] {
+        s.add(trial(10_000.0, 10_000, rx));
+    }
+    assert_eq!(s.classify(10_000.0, 0), Class::Lower);
+    // Worst first: the 3 missing seconds (loss 1) are the 3 s allowed
+    // (50 % of 6); the next is 0.3 %: 10000 × (1 − 0.003) = 9970.
+    let ct = s.results()[0].conditional_throughput_pps.unwrap();
+    assert!(close(ct, 9970.0), "{ct}");
+}
+
+#[test]
+fn the_loss_quantile_passes_over_exactly_the_allowed_seconds() {
+    // PDR 0.5 %, exceed ratio 0, trials of 1 ms and a 1 ms sum, so that
+    // a 1 ns trial is full-length and the allowed high-loss time is
+    // 0 s (plus the 1e-9 s rounding slack).
+    let goal = Goal {
+        initial_trial_duration: 0.001,
+        final_trial_duration: 0.001,
+        ..single_target("0.5:0", 0.001)
+    };
+    let mut s = search_of(vec![goal], 1000.0, 100_000.0);
+    let at = |duration_s: f64, rx: u64| Measurement {
+        duration_s,
+        ..trial(10_000.0, 1000, rx)
+    };
+    // 0.4 % loss for 1 ns, 0.1 % for 1 ms: both low-loss, a lower bound.
+    s.add(at(1e-9, 996));
+    s.add(at(0.001, 999));
+    assert_eq!(s.classify(10_000.0, 0), Class::Lower);
+    // Worst first: the 1 ns of 0.4 % fill the slack exactly and are passed
+    // over; the quantile is the 0.1 % after them: 10000 × 0.999 = 9990.
+    let ct = s.results()[0].conditional_throughput_pps.unwrap();
+    assert!(close(ct, 9990.0), "{ct}");
+}

@@ -297,6 +297,39 @@ mod tests {
     }
 
     #[test]
+    fn a_comparison_needs_two_runs_on_each_side() {
+        let c = campaign("[[config]]\nname = \"forwarding\"\n[[config]]\nname = \"rps\"\n");
+        // Two runs of the baseline, one of rps: no t-test yet.
+        let runs = vec![
+            run("forwarding", "inet4", 1, 100.0, 200.0),
+            run("forwarding", "inet4", 2, 102.0, 200.0),
+            run("rps", "inet4", 1, 128.0, 200.0),
+        ];
+        let cmp = comparisons(&c, &cells(&c, &runs));
+        assert_eq!(cmp.len(), 1);
+        assert_eq!(
+            (cmp[0].baseline.as_str(), cmp[0].config.as_str()),
+            ("forwarding", "rps")
+        );
+        assert_eq!(cmp[0].comparison, None);
+        // The other way round: one baseline run, two of rps.
+        let runs = vec![
+            run("forwarding", "inet4", 1, 100.0, 200.0),
+            run("rps", "inet4", 1, 128.0, 200.0),
+            run("rps", "inet4", 2, 130.0, 200.0),
+        ];
+        assert_eq!(comparisons(&c, &cells(&c, &runs))[0].comparison, None);
+    }
+
+    #[test]
+    fn dataset_names_are_the_pps_file_names() {
+        assert_eq!(
+            dataset_name("forwarding", "inet4-64"),
+            "forwarding.inet4-64.pps"
+        );
+    }
+
+    #[test]
     fn sweep_table_like_seed_004() {
         let c = campaign(
             "[lab]\nlink_speed = \"10Gbps\"\n[[traffic]]\nname = \"inet4\"\nsizes = [64, 1518]\n",

@@ -187,6 +187,11 @@ impl Search {
         if self.trials >= self.config.max_trials {
             return None;
         }
+        self.wanted()
+    }
+
+    /// The trial the targets still want, whatever the trial limit.
+    fn wanted(&self) -> Option<TrialRequest> {
         let targets: Vec<Vec<Target>> = self.config.goals.iter().map(Goal::targets).collect();
         let levels = targets.iter().map(Vec::len).max().unwrap_or(0);
         for level in 0..levels {
@@ -219,7 +224,8 @@ impl Search {
 
     /// Every goal's result from the trials so far.
     pub fn results(&self) -> Vec<GoalResult> {
-        let done = self.next_trial().is_none();
+        // A search stopped by the trial limit is not complete.
+        let done = self.wanted().is_none();
         self.config
             .goals
             .iter()
