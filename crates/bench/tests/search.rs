@@ -514,6 +514,8 @@ fn generator_limited_seconds_decide_a_load_once_they_fill_the_sum() {
         duration_s: 1.0,
         tx: 60_000,
         rx: 60_000,
+        tester_lost: 0,
+        tester_limited: false,
     };
     // One such second counts as short: a short clean second proves
     // nothing, so 2 s of 2 are missing.
