@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{pktlab, Lab};
+use common::{one_at_a_time, pktlab, Lab};
 use serde_json::Value;
 
 /// The policer: 3000 frames per second with a burst of 300, so that a 1 s
@@ -580,7 +580,10 @@ fn a_generator_below_the_maximum_load_is_no_dut_throughput() {
     // 9018-byte frames through plain forwarding: the generator (copying
     // every frame) falls far short of 20 Mpps while the DUT loses nothing.
     // (Jumbo frames on the built-in lab: the campaign picks AF_PACKET, as
-    // XDP live frames carry at most 3412 bytes.)
+    // XDP live frames carry at most 3412 bytes.) Alone: beside another
+    // search at full speed, every one of its trials lost frames on a
+    // busy 2-CPU machine.
+    let _serial = one_at_a_time();
     let lab = Lab::up();
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("jumbo.toml");
@@ -625,9 +628,14 @@ fn a_generator_below_the_maximum_load_is_no_dut_throughput() {
     assert!(lower > 1000.0 && lower < 2_000_000.0, "{g}");
     assert_eq!(g["generator_limited"], true);
     let trials = lines(&out.join("trials.jsonl"));
-    assert!(trials
-        .iter()
-        .any(|l| l["generator_limited"] == true && l["lost"] == 0));
+    // A trial the generator limited, in which the DUT lost nothing (any
+    // loss was the tester's own).
+    assert!(
+        trials
+            .iter()
+            .any(|l| l["generator_limited"] == true && (l["lost"] == 0 || l["drops"]["dut"] == 0)),
+        "{trials:?}"
+    );
     for l in &trials {
         assert!(f(&l["offered_pps"]) < 2_000_000.0, "{l}");
         // --drop-trace off: the loss is split from counters only.

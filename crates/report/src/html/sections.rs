@@ -471,12 +471,32 @@ pub fn runs_over_time(f: &Folder) -> String {
     format!("<section id=\"runs\"><h2>Runs over time</h2><p>The receiver's (forwarded) and the generator's (offered) count per second; grey bands are the warm-up and tail left out of the run's value.</p>{out}</section>")
 }
 
+/// The DUT's side of a second: the load and interrupts read on the DUT's
+/// own host when it is another one (over ssh), with that host's name;
+/// else this host's, where the built-in lab and local DUTs run.
+fn dut_second(
+    s: &pktlab_bench::monitor::Second,
+) -> (
+    &[pktlab_lab::cpuload::CpuLoad],
+    &[pktlab_lab::interrupts::IrqDelta],
+    Option<&str>,
+) {
+    match s
+        .hosts
+        .iter()
+        .find(|h| h.role.split('+').any(|r| r == "dut"))
+    {
+        Some(h) => (&h.cpus, &h.interrupts, Some(&h.host)),
+        None => (&s.cpus, &s.interrupts, None),
+    }
+}
+
 /// Mean per-CPU load of a cell's runs: (cpu, user, system, softirq, irq+steal, idle).
 pub fn cpu_means(runs: &[&Run]) -> Vec<(usize, [f64; 5])> {
     let mut acc: std::collections::BTreeMap<usize, ([f64; 5], usize)> = Default::default();
     for r in runs {
         for s in &r.seconds {
-            for c in &s.cpus {
+            for c in dut_second(s).0 {
                 let e = acc.entry(c.cpu).or_insert(([0.0; 5], 0));
                 for (k, v) in [c.user, c.system, c.softirq, c.irq + c.steal, c.idle]
                     .iter()
@@ -544,7 +564,7 @@ pub fn dut_load(f: &Folder) -> String {
         let mut irqs: std::collections::BTreeMap<(String, String), u64> = Default::default();
         for r in &runs {
             for s in &r.seconds {
-                for i in &s.interrupts {
+                for i in dut_second(s).1 {
                     *irqs.entry((i.iface.clone(), i.name.clone())).or_default() += i.total;
                 }
             }
@@ -558,7 +578,16 @@ pub fn dut_load(f: &Folder) -> String {
         } else if let Some(why) = runs.iter().find_map(|r| r.header.interrupts.clone()) {
             numbers += &format!("<p>Interrupts not recorded: {}</p>", html(&why));
         }
-        out += &format!("<h3>{} · {}</h3>", html(&cell.config), html(&cell.traffic));
+        let host = runs
+            .iter()
+            .flat_map(|r| r.seconds.iter())
+            .find_map(|s| dut_second(s).2);
+        let on = host.map_or(String::new(), |h| format!(" · read on {}", html(h)));
+        out += &format!(
+            "<h3>{} · {}{on}</h3>",
+            html(&cell.config),
+            html(&cell.traffic)
+        );
         out += &figure(&chart, &numbers);
     }
     if out.is_empty() {
@@ -760,6 +789,53 @@ mod tests {
         assert!((a - 97.031_33).abs() < 1e-3, "{a}");
         assert!((b - 106.968_67).abs() < 1e-3, "{b}");
         assert_eq!(mean_ci(&[5.0]), None);
+    }
+
+    fn load(cpu: usize, softirq: f64) -> pktlab_lab::cpuload::CpuLoad {
+        pktlab_lab::cpuload::CpuLoad {
+            cpu,
+            user: 0.0,
+            system: 0.0,
+            irq: 0.0,
+            softirq,
+            steal: 0.0,
+            idle: 100.0 - softirq,
+        }
+    }
+
+    /// A DUT reached over ssh is shown with its own host's CPUs and
+    /// interrupts, named; other hosts' loads (a remote generator) are not
+    /// the DUT's; without a DUT host, this host's own.
+    #[test]
+    fn the_dut_load_is_read_on_the_dut_s_host() {
+        use pktlab_bench::monitor::{HostLoad, Second};
+        let irq = |name: &str| pktlab_lab::interrupts::IrqDelta {
+            iface: "d0".into(),
+            irq: "30".into(),
+            name: name.into(),
+            total: 7,
+            per_cpu: vec![7],
+        };
+        let host = |name: &str, role: &str, softirq: f64| HostLoad {
+            host: name.into(),
+            role: role.into(),
+            cpus: vec![load(0, softirq)],
+            interrupts: vec![irq(name)],
+        };
+        let mut s = Second {
+            t: 1,
+            seconds: 1.0,
+            ifaces: Vec::new(),
+            cpus: vec![load(0, 1.0), load(1, 2.0)],
+            interrupts: vec![irq("here")],
+            hosts: vec![host("root@gen2", "gen", 5.0)],
+        };
+        let (cpus, irqs, on) = dut_second(&s);
+        assert_eq!((cpus.len(), irqs[0].name.as_str(), on), (2, "here", None));
+        s.hosts.push(host("root@dut", "rcv+dut", 40.0));
+        let (cpus, irqs, on) = dut_second(&s);
+        assert_eq!(cpus, [load(0, 40.0)]);
+        assert_eq!((irqs[0].name.as_str(), on), ("root@dut", Some("root@dut")));
     }
 
     #[test]
