@@ -13,6 +13,7 @@
 //!   kfree_skb and a tx_dropped), so they fill in only what the events
 //!   left unexplained, at most that much.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 use pktlab_engine::rx::RxSummary;
@@ -216,6 +217,18 @@ impl LabNamespaces {
     }
 }
 
+/// The counter that also counts a kernel drop of `reason` at the same
+/// interface: a qdisc's drops count its QDISC_DROP events, and the
+/// backlog's refusals (CPU_BACKLOG) count in the receiving interface's
+/// rx_dropped (the kernel's enqueue_to_backlog adds them there).
+fn counter_of_kernel_reason(reason: &str) -> Option<&'static str> {
+    match reason {
+        "QDISC_DROP" => Some("qdisc"),
+        "CPU_BACKLOG" => Some("rx_dropped"),
+        _ => None,
+    }
+}
+
 /// Splits the trial's loss over the places.
 pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -> Drops {
     let received = c.rx.packets - c.rx.foreign;
@@ -234,10 +247,26 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
         };
     let mut places = Vec::new();
     let mut left = lost;
+    // The kernel's events that a counter below counts too, by the
+    // counter's place: they are taken off that counter, so that a counter
+    // adds only the frames the tracer missed at its own place (under load
+    // the tracer misses some; the rest must not land on another counter).
+    let mut seen: HashMap<(String, String, &str), u64> = HashMap::new();
+    // The DUT CPUs' backlog refusals already placed (events, then the
+    // DUT interfaces' rx_dropped): the softnet counter counts them too.
+    let mut dut_backlog = 0u64;
     for k in kernel.unwrap_or_default() {
         let Some(side) = namespaces.side(&k.netns, &k.reason) else {
             continue;
         };
+        if side == Side::Dut && k.reason == "CPU_BACKLOG" {
+            dut_backlog += k.frames;
+        }
+        if let Some(counter) = counter_of_kernel_reason(&k.reason) {
+            *seen
+                .entry((k.netns.clone(), k.iface.clone(), counter))
+                .or_default() += k.frames;
+        }
         let n = k.frames.min(left);
         if n > 0 {
             left -= n;
@@ -257,8 +286,9 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
     // drop counters and its root qdisc's drops (a qdisc's drop does not
     // count in the interface's tx_dropped; a kernel event of the same
     // frame, QDISC_DROP, came first above, so the qdisc adds only what
-    // the events missed), then the DUT CPUs' backlogs (shared with other
-    // labs on the host, so last). A driver's own drop statistics (ethtool)
+    // the events missed, and likewise rx_dropped after CPU_BACKLOG), then
+    // the DUT CPUs' backlogs (shared with other labs on the host, so last,
+    // and less what the events and rx_dropped already placed). A driver's own drop statistics (ethtool)
     // come before its interface's generic counters: they name the cause
     // of what rx_dropped or rx_missed_errors also count.
     let rcv_ns = namespaces.rcv.clone();
@@ -348,6 +378,21 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
         counters.push((Side::Dut, ns, "-".into(), "softnet", "dropped".into(), n));
     }
     for (side, ns, iface, layer, reason, n) in counters {
+        let counter = match (layer, reason.as_str()) {
+            ("qdisc", _) => Some("qdisc"),
+            ("interface", "rx_dropped") => Some("rx_dropped"),
+            _ => None,
+        };
+        let traced = counter
+            .and_then(|counter| seen.get_mut(&(ns.clone(), iface.clone(), counter)))
+            .map(std::mem::take)
+            .unwrap_or(0);
+        let mut n = n.saturating_sub(traced);
+        if layer == "softnet" {
+            n = n.saturating_sub(dut_backlog);
+        } else if side == Side::Dut && reason == "rx_dropped" {
+            dut_backlog += n;
+        }
         let n = n.min(left);
         if n > 0 {
             left -= n;
@@ -627,6 +672,101 @@ mod tests {
             },
         );
         assert_eq!((d.lost, d.dut, d.unexplained), (1200, 1000, 200));
+    }
+
+    #[test]
+    fn what_the_tracer_missed_stays_at_its_own_interface() {
+        // 1000 sent, 0 received. The DUT's egress qdisc on d1 dropped 900
+        // and its CPU backlog refused 100 arriving on d0 (d0's rx_dropped
+        // and the DUT CPU's softnet count both say 100). Under load the
+        // tracer saw 850 QDISC_DROP and 70 CPU_BACKLOG: the 50 and 30 it
+        // missed belong to d1's qdisc and d0's rx_dropped, and the softnet
+        // counter adds nothing (the same 100 are placed already).
+        let mut lab = lab();
+        lab.cpus = Some(pktlab_lab::CpuPlan {
+            mode: pktlab_lab::CpuMode::Isolated,
+            dut_cpus: vec![1],
+            tester_cpus: vec![0],
+        });
+        let (tx, rx) = summaries(1000, 0);
+        let qdiscs = [IfaceQdisc {
+            role: "dut_out".into(),
+            ns: Some("dut".into()),
+            iface: "d1".into(),
+            counters: QdiscCounters {
+                kind: "tbf".into(),
+                drops: 900,
+                overlimits: 950,
+            },
+        }];
+        let ifaces = [crate::monitor::IfaceCounters {
+            role: "dut_in".into(),
+            ns: Some("dut".into()),
+            host: None,
+            iface: "d0".into(),
+            counters: pktlab_io::iface::IfCounters {
+                rx_dropped: 100,
+                ..Default::default()
+            },
+        }];
+        let softnet = [SoftnetCpu {
+            cpu: 1,
+            processed: 5000,
+            dropped: 100,
+            time_squeeze: 3,
+        }];
+        let c = Counters {
+            tx: &tx,
+            rx: &rx,
+            ifaces: &ifaces,
+            qdiscs: &qdiscs,
+            ethtool: &[],
+            softnet: &softnet,
+        };
+        let mut backlog = event("dut", "d0", "CPU_BACKLOG", 70);
+        backlog.location = "enqueue_to_backlog".into();
+        let kernel = [event("dut", "d1", "QDISC_DROP", 850), backlog];
+        let d = reconcile(&lab, Some(&kernel), &c);
+        let at = |iface: &str, layer: &str, reason: &str, location: &str, frames| Place {
+            side: Side::Dut,
+            host: "local".into(),
+            netns: "dut".into(),
+            iface: iface.into(),
+            layer: layer.into(),
+            reason: reason.into(),
+            location: location.into(),
+            frames,
+        };
+        assert_eq!(
+            d.places,
+            vec![
+                at("d1", "kernel", "QDISC_DROP", "__dev_queue_xmit", 850),
+                at("d0", "kernel", "CPU_BACKLOG", "enqueue_to_backlog", 70),
+                at("d0", "interface", "rx_dropped", "-", 30),
+                at("d1", "qdisc", "tbf drops", "-", 50),
+            ]
+        );
+        assert_eq!((d.lost, d.dut, d.unexplained), (1000, 1000, 0));
+        // Counters only, with 20 more lost than the counters explain: the
+        // softnet counter does not count d0's 100 a second time.
+        let (tx, rx) = summaries(1020, 0);
+        let d = reconcile(
+            &lab,
+            None,
+            &Counters {
+                tx: &tx,
+                rx: &rx,
+                ..c
+            },
+        );
+        assert_eq!(
+            d.places,
+            vec![
+                at("d0", "interface", "rx_dropped", "-", 100),
+                at("d1", "qdisc", "tbf drops", "-", 900),
+            ]
+        );
+        assert_eq!((d.lost, d.dut, d.unexplained), (1020, 1000, 20));
     }
 
     fn place(side: Side, iface: &str, reason: &str, location: &str, frames: u64) -> Place {
