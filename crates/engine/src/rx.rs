@@ -11,7 +11,7 @@ use pktlab_io::iface::{read_counters, IfCounters};
 use pktlab_io::port::{RxFrame, RxPort};
 use pktlab_io::IoError;
 use pktlab_wire::parse::{parse_test_frame, FlowKey};
-use pktlab_wire::payload::latency_ns;
+use pktlab_wire::payload::{believable_latency, latency_ns};
 
 use crate::backend::describe_backends;
 use crate::pool::{self, PoolSpec, Published, Sample, Watch, Worker};
@@ -140,6 +140,11 @@ pub struct RxSummary {
     #[serde(default)]
     pub untracked: u64,
     pub ring_drops: u64,
+    /// Test frames whose TX stamp is from the future or from before the
+    /// run (clocks apart, or frames that are not pktlab's): counted and
+    /// checked, but not in `latency_ns`.
+    #[serde(default)]
+    pub bad_stamps: u64,
     pub latency_ns: Option<Latency>,
     /// Every frame's latency as HDR histogram buckets `(ns, frames)`, in
     /// rising order (3 significant digits), so that runs can be merged and
@@ -190,6 +195,8 @@ struct Checker {
     stream_keys: Vec<u64>,
     flows: HashSet<FlowKey>,
     latency: Histogram<u64>,
+    /// Test frames whose stamp cannot be a real latency (not timed).
+    bad_stamps: u64,
     packets: u64,
     bytes: u64,
     foreign: u64,
@@ -206,6 +213,7 @@ impl Checker {
             flows: HashSet::new(),
             latency: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3)
                 .expect("valid histogram bounds"),
+            bad_stamps: 0,
             packets: 0,
             bytes: 0,
             foreign: 0,
@@ -245,8 +253,12 @@ impl Checker {
                 self.flows.insert(t.key);
             }
         }
-        let lat = latency_ns(frame.ts_ns, t.payload.ts40).clamp(1, MAX_LATENCY_NS);
-        self.latency.saturating_record(lat);
+        let lat = latency_ns(frame.ts_ns, t.payload.ts40);
+        if believable_latency(lat, frame.ts_ns.saturating_sub(self.first_ts)) {
+            self.latency.saturating_record(lat.clamp(1, MAX_LATENCY_NS));
+        } else {
+            self.bad_stamps += 1;
+        }
     }
 }
 
@@ -520,6 +532,7 @@ fn summarize(ends: Vec<WorkerEnd>, iface: Option<IfCounters>) -> RxSummary {
         foreign: ends.iter().map(|e| e.summary.foreign).sum(),
         untracked: ends.iter().map(|e| e.summary.untracked).sum(),
         ring_drops: ends.iter().map(|e| e.summary.ring_drops).sum(),
+        bad_stamps: ends.iter().map(|e| e.checker.bad_stamps).sum(),
         latency_buckets: latency.as_ref().map_or_else(Vec::new, |h| {
             h.iter_recorded()
                 .map(|v| (v.value_iterated_to(), v.count_at_value()))
@@ -658,6 +671,45 @@ mod tests {
         // 2^20 x 64 + 2^20 x 8 + 2 x 2^16 x 49 x 3 / 2 bytes.
         assert_eq!(std::mem::size_of::<FlowKey>(), 48);
         assert_eq!(CHECKER_MAX_BYTES, 67_108_864 + 8_388_608 + 9_633_792);
+    }
+
+    #[test]
+    fn stamps_from_the_future_or_before_the_run_are_not_timed() {
+        // The fuzz corpus's test frame, its TX stamp (bytes 51-55) set to
+        // chosen times; the receiver's first frame comes at T.
+        let seed = include_bytes!("../../../fuzz/corpus/frame/ipv4.bin");
+        const T: u64 = 1_800_000_000_000_000_000;
+        const S: u64 = 1_000_000_000;
+        let mut c = Checker::new();
+        // (received at, sent at): 1 us; 1 s in the future; 20 s before a
+        // frame 2 s into the run (more than 2 + 10 s); 12 s before one 3 s
+        // into the run (at most 3 + 10 s, believed).
+        for (seq, (rx, tx)) in [
+            (T, T - 1000),
+            (T + S, T + 2 * S),
+            (T + 2 * S, T + 2 * S - 20 * S),
+            (T + 3 * S, T - 9 * S),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut f = seed.to_vec();
+            f[47..51].copy_from_slice(&(seq as u32 + 7).to_be_bytes());
+            f[51..56].copy_from_slice(&(tx & ((1 << 40) - 1)).to_be_bytes()[3..]);
+            c.check(&RxFrame {
+                data: &f,
+                wire_len: f.len() as u32,
+                ts_ns: rx,
+            });
+        }
+        assert_eq!((c.packets, c.foreign, c.bad_stamps), (4, 0, 2));
+        // Counted and checked all the same: stream 1, 7 to 10 in order.
+        assert_eq!(c.streams.totals().lost, 7);
+        assert_eq!(c.latency.len(), 2);
+        assert_eq!(c.latency.min(), 1000);
+        // 12 s, within the histogram's 3 significant digits.
+        let max = c.latency.max();
+        assert!((11_990_000_000..=12_010_000_000).contains(&max), "{max}");
     }
 
     #[test]

@@ -244,6 +244,7 @@ fn total(stats: &[CpuStats]) -> CpuStats {
         t.foreign += s.foreign;
         t.untracked += s.untracked + s.busy;
         t.busy += s.busy;
+        t.bad_stamps += s.bad_stamps;
         if s.first_ns > 0 && (t.first_ns == 0 || s.first_ns < t.first_ns) {
             t.first_ns = s.first_ns;
         }
@@ -306,6 +307,7 @@ fn summarize(
         foreign: t.foreign,
         untracked: t.untracked,
         ring_drops: 0,
+        bad_stamps: t.bad_stamps,
         // Each bucket's highest value, as HdrHistogram's recorded values.
         latency_buckets: hist
             .counts
@@ -375,6 +377,7 @@ mod tests {
             lat_min: lat.2,
             lat_max: lat.3,
             busy: 0,
+            bad_stamps: 0,
         }
     }
 

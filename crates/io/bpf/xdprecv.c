@@ -43,6 +43,10 @@
 #define MAGIC 0x504c
 #define PAYLOAD_LEN 14
 #define TS40_MASK ((1ULL << 40) - 1)
+/* crates/wire/src/payload.rs's believable_latency: below half the wrap,
+ * and sent at most STAMP_SLACK_NS before this CPU's first frame. */
+#define TS40_HALF (1ULL << 39)
+#define STAMP_SLACK_NS 10000000000ULL
 #define UDP_HDR 8
 #define WINDOW 128
 /* bpf_loop's turns waiting for a stream held by another CPU. */
@@ -75,6 +79,7 @@ struct cpu_stats {
 	__u64 first_ns, last_ns; /* CLOCK_REALTIME of the first and last frame */
 	__u64 lat_count, lat_sum, lat_min, lat_max;
 	__u64 busy;             /* test frames not checked: stream held too long */
+	__u64 bad_stamps;       /* test frames whose stamp cannot be a latency */
 };
 
 /* One stream. Mirrors `Stream` in crates/io/src/xdprecv/maps.rs and the
@@ -354,6 +359,10 @@ static __always_inline int check(struct xdp_md *ctx, const int frags)
 	/* crates/wire/src/payload.rs's latency_ns, at least 1 as in
 	 * crates/engine/src/rx.rs. */
 	__u64 lat = (now - ts40) & TS40_MASK;
+	if (lat >= TS40_HALF || lat > now - st->first_ns + STAMP_SLACK_NS) {
+		st->bad_stamps++;
+		return verdict;
+	}
 	if (lat == 0)
 		lat = 1;
 	st->lat_count++;

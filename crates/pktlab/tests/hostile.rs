@@ -22,6 +22,16 @@ const TEST_FRAMES: u64 = 20_000;
 /// Stream ids from here up are not tracked (`max_streams` of the ready line).
 const MAX_STREAMS: u32 = 1 << 20;
 
+/// A TX stamp a minute ahead of the clock (mod 2^40): a hostile frame's
+/// stamp that must not be taken for a latency (it would be 17 minutes).
+fn future_stamp() -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    (now + 60_000_000_000) & ((1 << 40) - 1)
+}
+
 /// A 60-byte IPv4/UDP test frame to `dst`, from port 9999 (a 5-tuple gen
 /// never uses): Ethernet 14, IPv4 20 (total length 42), UDP 8 (length 22),
 /// the 14-byte payload at 42 (magic "PL", stream, sequence number, time),
@@ -38,7 +48,8 @@ fn ipv4_frame(dst: [u8; 6], stream: u32, seq: u32) -> Vec<u8> {
     f.extend([0x50, 0x4c]);
     f.extend(&stream.to_be_bytes()[1..]);
     f.extend(seq.to_be_bytes());
-    f.extend([0; 5 + 4]);
+    f.extend(&future_stamp().to_be_bytes()[3..]);
+    f.extend([0; 4]);
     assert_eq!(f.len(), 60);
     f
 }
@@ -58,7 +69,7 @@ fn ipv6_frame(dst: [u8; 6], stream: u32, seq: u32) -> Vec<u8> {
     f.extend([0x50, 0x4c]);
     f.extend(&stream.to_be_bytes()[1..]);
     f.extend(seq.to_be_bytes());
-    f.extend([0; 5]);
+    f.extend(&future_stamp().to_be_bytes()[3..]);
     assert_eq!(f.len(), 76);
     f
 }
@@ -276,6 +287,12 @@ fn hostile_frames_beside_test_traffic() {
         TEST_FRAMES + garbage.tracked_frames
     );
     assert_eq!(u(&s["iface"], "rx_packets"), total);
+    // The hostile tracked frames' stamps are a minute ahead: counted and
+    // checked, never timed; gen's frames are all timed, and a veth takes
+    // far less than a second.
+    assert_eq!(u(&s, "bad_stamps"), garbage.tracked_frames, "{s}");
+    assert_eq!(u(&s["latency_ns"], "count"), TEST_FRAMES, "{s}");
+    assert!(u(&s["latency_ns"], "max") < 1_000_000_000, "{s}");
     // Memory: the highest tracked id (1048575) grew the table to its full
     // size (64 MiB of streams, 8 MiB of hashes), and no more than the
     // bound, whatever ids up to 2^24 arrived (the table used to grow to

@@ -475,14 +475,14 @@ fn streams_beyond_the_limit_are_untracked_in_text_too() {
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert!(child.wait().unwrap().success(), "{err}");
-    // 1000 streams of 64 bytes, plus per CPU 88 bytes of counters and
+    // 1000 streams of 64 bytes, plus per CPU 96 bytes of counters and
     // 4352 buckets (34 powers of two of 128) of 8 bytes, plus the 8 bytes
     // of the -n count.
     let cpus = std::fs::read_to_string("/sys/devices/system/cpu/possible").unwrap();
     let ncpus = pktlab_engine::affinity::parse_cpu_list(cpus.trim())
         .unwrap()
         .len() as u64;
-    let bytes = 1000 * 64 + ncpus * (88 + 4352 * 8) + 8;
+    let bytes = 1000 * 64 + ncpus * (96 + 4352 * 8) + 8;
     assert!(
         err.contains("xdp: state for 1000 streams (--streams)")
             && err.contains(&format!("({bytes} bytes)")),

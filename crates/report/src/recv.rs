@@ -76,6 +76,12 @@ pub fn summary_text(s: &RxSummary, info: &RecvInfo) -> String {
             s.untracked
         );
     }
+    if s.bad_stamps > 0 {
+        out += &format!(
+            "\nNot timed: {} test frames stamped in the future or before the run (clocks apart, or frames not from pktlab)",
+            s.bad_stamps
+        );
+    }
     out += "\n";
     if let Some(l) = &s.latency_ns {
         out += &format!(
@@ -156,6 +162,7 @@ mod tests {
             foreign: 2,
             untracked: 0,
             ring_drops: 0,
+            bad_stamps: 0,
             latency_ns: None,
             latency_buckets: vec![],
             interrupted: false,
@@ -184,6 +191,20 @@ mod tests {
         assert!(
             text.contains("; 2 foreign frames\nUntracked: 42 test frames of streams beyond the receiver's stream limit, counted but not checked\n"),
             "{text}"
+        );
+    }
+
+    #[test]
+    fn frames_not_timed_get_a_line_only_when_there_are_some() {
+        let mut s = summary();
+        assert!(!summary_text(&s, &info()).contains("Not timed"));
+        s.bad_stamps = 7;
+        assert_eq!(
+            summary_text(&s, &RecvInfo { iface: None, threads: 1 }),
+            "Received 10000 packets, 64.00 bytes on average, in 0.50 seconds.\n\
+             Speed: 20.00 Kpps Bandwidth: 10.24 Mbps (raw 13.44 Mbps)\n\
+             Test traffic: 2000 flows in 2000 streams, 4000 lost, 3 out of order, 0 duplicates; 2 foreign frames\n\
+             Not timed: 7 test frames stamped in the future or before the run (clocks apart, or frames not from pktlab)\n"
         );
     }
 

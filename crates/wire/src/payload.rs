@@ -90,9 +90,46 @@ pub fn latency_ns(rx_realtime_ns: u64, ts40: u64) -> u64 {
     rx_realtime_ns.wrapping_sub(ts40) & TS40_MASK
 }
 
+/// How long before a receiver's first frame a frame may have been sent
+/// and still have its stamp believed: queues hold frames for milliseconds,
+/// and a generator may have started a little before the receiver.
+pub const STAMP_SLACK_NS: u64 = 10_000_000_000;
+
+/// Whether a frame's latency (from [`latency_ns`]) can be a real one, for
+/// a frame received `since_first_ns` after the receiver's first frame. A
+/// latency of half the wrap or more is a stamp from the future (a clock
+/// behind the sender's, or a stamp that is not pktlab's); one longer than
+/// the receiver has run, plus [`STAMP_SLACK_NS`], says the frame was sent
+/// before the run. Either kind is counted, not timed: one bogus stamp
+/// would make the maximum minutes long.
+#[inline]
+pub fn believable_latency(latency_ns: u64, since_first_ns: u64) -> bool {
+    latency_ns < (1 << 39) && latency_ns <= since_first_ns.saturating_add(STAMP_SLACK_NS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn believable_latencies_by_hand() {
+        // The first frame: up to 10 s old.
+        assert!(believable_latency(1, 0));
+        assert!(believable_latency(10_000_000_000, 0));
+        assert!(!believable_latency(10_000_000_001, 0));
+        // 5 s into the run: up to 15 s.
+        assert!(believable_latency(15_000_000_000, 5_000_000_000));
+        assert!(!believable_latency(15_000_000_001, 5_000_000_000));
+        // A stamp 1 ms in the future: 2^40 - 10^6 ns, never, however
+        // long the run (an hour: 3.6e12 ns > 2^39 = 549,755,813,888).
+        let future = latency_ns(1_000_000_000_000, 1_000_001_000_000);
+        assert_eq!(future, (1 << 40) - 1_000_000);
+        assert!(!believable_latency(future, 3_600_000_000_000));
+        assert!(believable_latency((1 << 39) - 1, 3_600_000_000_000));
+        assert!(!believable_latency(1 << 39, 3_600_000_000_000));
+        // No overflow at the end of time.
+        assert!(believable_latency(1, u64::MAX));
+    }
 
     #[test]
     fn layout_by_hand() {

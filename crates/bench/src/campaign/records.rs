@@ -282,6 +282,7 @@ mod tests {
                 foreign: 0,
                 untracked: 0,
                 ring_drops: 0,
+                bad_stamps: 0,
                 latency_ns: None,
                 latency_buckets: vec![],
                 interrupted: false,

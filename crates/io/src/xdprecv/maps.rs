@@ -42,6 +42,9 @@ pub struct CpuStats {
     /// Test frames not checked: their stream was held by another CPU
     /// for the program's whole wait (never seen in practice; said).
     pub busy: u64,
+    /// Test frames whose stamp is from the future or from before the run
+    /// (crates/wire/src/payload.rs's believable_latency): not timed.
+    pub bad_stamps: u64,
 }
 
 // SAFETY: integers only, no padding.
@@ -79,7 +82,7 @@ mod tests {
     #[test]
     fn sizes_match_the_c_structs() {
         assert_eq!(std::mem::size_of::<Cfg>(), 24);
-        assert_eq!(std::mem::size_of::<CpuStats>(), 11 * 8);
+        assert_eq!(std::mem::size_of::<CpuStats>(), 12 * 8);
         assert_eq!(std::mem::size_of::<Stream>(), 8 + 8 * 7);
     }
 }
