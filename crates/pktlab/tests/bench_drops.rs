@@ -321,6 +321,7 @@ apply = ["tc qdisc show dev d1"]
         let out_dir = dir.path().join(format!("out{i}"));
         let before = tc_drops(&dut, "d1");
         let backlog_before = link_rx_dropped(&dut, "d0");
+        let rcv_before = link_rx_dropped(&lab.ns("rcv"), "r0");
         let r = pktlab(&[
             "bench",
             "-f",
@@ -334,6 +335,8 @@ apply = ["tc qdisc show dev d1"]
         // frames on the way in, before they reach the qdisc; they are lost
         // too, and must be said to be at d0.
         let backlog = link_rx_dropped(&dut, "d0") - backlog_before;
+        // And the receiver's backlog those that d1 sent it: the tester's.
+        let refused = link_rx_dropped(&lab.ns("rcv"), "r0") - rcv_before;
         let text = std::fs::read_to_string(out_dir.join("runs/tbf.inet4.1.jsonl")).unwrap();
         let v: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
         let d = &v["drops"];
@@ -341,10 +344,19 @@ apply = ["tc qdisc show dev d1"]
         // dropped, and the other way round.
         let sent = v["tx"]["packets"].as_u64().unwrap();
         assert!(dropped > sent / 2, "tbf dropped {dropped} of {sent}");
-        assert!(backlog < sent / 20, "backlog dropped {backlog} of {sent}");
-        assert_eq!(d["lost"], dropped + backlog, "tc says {dropped}: {v}");
+        assert!(backlog < sent / 4, "backlog dropped {backlog} of {sent}");
+        assert!(
+            refused < sent / 4,
+            "the receiver refused {refused} of {sent}"
+        );
+        assert_eq!(
+            d["lost"],
+            dropped + backlog + refused,
+            "tc says {dropped}: {v}"
+        );
         assert_eq!(d["unexplained"], 0, "{v}");
         assert_eq!(d["dut"], dropped + backlog, "{v}");
+        assert_eq!(d["tester"], refused, "{v}");
         // The run records the qdisc's own delta.
         assert_eq!(
             v["qdiscs"],
@@ -362,19 +374,26 @@ apply = ["tc qdisc show dev d1"]
         };
         // Every place is in the DUT: d1's qdisc counter, and with the
         // tracer the kernel's events of the same drops, never both for one
-        // frame; d0's only when its backlog refused frames.
+        // frame; d0's only when its backlog refused frames; r0's (the
+        // tester's) only when the receiver's did, and then once, not also
+        // in d1's tx_dropped.
         for p in places {
-            assert_eq!(p["side"], "dut", "{v}");
-            assert!(p["iface"] == "d1" || p["iface"] == "d0", "{v}");
+            let side = if p["iface"] == "r0" { "tester" } else { "dut" };
+            assert_eq!(p["side"], side, "{v}");
+            assert!(
+                ["d0", "d1", "r0"].contains(&p["iface"].as_str().unwrap()),
+                "{v}"
+            );
         }
         assert_eq!(at("d1"), dropped, "{v}");
         assert_eq!(at("d0"), backlog, "{v}");
+        assert_eq!(at("r0"), refused, "{v}");
         if *trace == "off" {
             assert_eq!(d["traced"], false, "{v}");
             let line = format!(" DUT d1 tbf drops {dropped} (");
             assert!(r.stdout.contains(&line), "{}", r.stdout);
         }
-        if *trace == "off" && backlog == 0 {
+        if *trace == "off" && backlog == 0 && refused == 0 {
             assert_eq!(
                 places,
                 &vec![
