@@ -267,18 +267,6 @@ fn tc_drops(ns: &str, iface: &str) -> u64 {
         .unwrap_or_else(|| panic!("no drops in {out}"))
 }
 
-/// `iface`'s rx_dropped in `ns`, as `ip -s -j link` reports it. On veth it
-/// counts the frames the receiving CPU's backlog refused.
-fn link_rx_dropped(ns: &str, iface: &str) -> u64 {
-    let out = common::sh(&format!(
-        "ip netns exec {ns} ip -s -j link show dev {iface}"
-    ));
-    let v: Value = serde_json::from_str(&out).unwrap();
-    v[0]["stats64"]["rx"]["dropped"]
-        .as_u64()
-        .unwrap_or_else(|| panic!("no rx dropped in {out}"))
-}
-
 #[test]
 fn an_egress_qdisc_drop_is_attributed_with_the_qdiscs_own_count() {
     let _serial = common::one_at_a_time();
@@ -320,8 +308,8 @@ apply = ["tc qdisc show dev d1"]
         .unwrap();
         let out_dir = dir.path().join(format!("out{i}"));
         let before = tc_drops(&dut, "d1");
-        let backlog_before = link_rx_dropped(&dut, "d0");
-        let rcv_before = link_rx_dropped(&lab.ns("rcv"), "r0");
+        let backlog_before = common::link_rx_dropped(&dut, "d0");
+        let rcv_before = common::link_rx_dropped(&lab.ns("rcv"), "r0");
         let r = pktlab(&[
             "bench",
             "-f",
@@ -334,9 +322,9 @@ apply = ["tc qdisc show dev d1"]
         // On a busy machine the DUT's own CPU backlog may refuse a few
         // frames on the way in, before they reach the qdisc; they are lost
         // too, and must be said to be at d0.
-        let backlog = link_rx_dropped(&dut, "d0") - backlog_before;
+        let backlog = common::link_rx_dropped(&dut, "d0") - backlog_before;
         // And the receiver's backlog those that d1 sent it: the tester's.
-        let refused = link_rx_dropped(&lab.ns("rcv"), "r0") - rcv_before;
+        let refused = common::link_rx_dropped(&lab.ns("rcv"), "r0") - rcv_before;
         let text = std::fs::read_to_string(out_dir.join("runs/tbf.inet4.1.jsonl")).unwrap();
         let v: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
         let d = &v["drops"];

@@ -227,6 +227,51 @@ impl Lab {
     pub fn ns(&self, role: &str) -> String {
         format!("{}-{role}", self.prefix)
     }
+
+    /// The frames the lab's backlogs refused so far: d0's (the DUT's way
+    /// in) and r0's (the receiver's) rx_dropped, as `ip -s link` reports
+    /// them. On a busy machine a CPU of the DUT or the receiver falls
+    /// behind and its backlog (net.core.netdev_max_backlog) refuses
+    /// frames: real loss, beside the fault a test made, that the test
+    /// must count rather than fail on.
+    pub fn refused(&self) -> Refused {
+        Refused {
+            dut: link_rx_dropped(&self.ns("dut"), "d0"),
+            rcv: link_rx_dropped(&self.ns("rcv"), "r0"),
+        }
+    }
+}
+
+/// Backlog refusals of the built-in lab ([`Lab::refused`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Refused {
+    pub dut: u64,
+    pub rcv: u64,
+}
+
+impl Refused {
+    pub fn since(&self, before: &Refused) -> Refused {
+        Refused {
+            dut: self.dut - before.dut,
+            rcv: self.rcv - before.rcv,
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.dut + self.rcv
+    }
+}
+
+/// `iface`'s rx_dropped in `ns`, as `ip -s -j link` reports it. On veth
+/// it counts the frames the receiving CPU's backlog refused.
+pub fn link_rx_dropped(ns: &str, iface: &str) -> u64 {
+    let out = sh(&format!(
+        "ip netns exec {ns} ip -s -j link show dev {iface}"
+    ));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    v[0]["stats64"]["rx"]["dropped"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no rx dropped in {out}"))
 }
 
 impl Drop for Lab {
