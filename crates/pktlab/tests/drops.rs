@@ -82,8 +82,11 @@ impl Drop for Tracer {
     }
 }
 
-/// (netns, iface, layer, reason, location, frames) of each summary place.
-fn places(s: &Value) -> Vec<(String, String, String, String, String, u64)> {
+/// (netns, iface, layer, reason, location, frames) of a summary place.
+type PlaceRow = (String, String, String, String, String, u64);
+
+/// Each summary place.
+fn places(s: &Value) -> Vec<PlaceRow> {
     s["places"]
         .as_array()
         .expect("places")
@@ -108,7 +111,7 @@ fn places(s: &Value) -> Vec<(String, String, String, String, String, u64)> {
 
 /// `places` without the DUT backlog's refusals (CPU_BACKLOG, which a busy
 /// machine adds beside the fault a test made), and those refusals' sum.
-fn without_backlog(s: &Value) -> (Vec<(String, String, String, String, String, u64)>, u64) {
+fn without_backlog(s: &Value) -> (Vec<PlaceRow>, u64) {
     let (backlog, rest): (Vec<_>, Vec<_>) =
         places(s).into_iter().partition(|p| p.3 == "CPU_BACKLOG");
     (rest, backlog.iter().map(|p| p.5).sum())
