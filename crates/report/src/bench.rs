@@ -154,16 +154,25 @@ pub(crate) fn percent(part: u64, whole: u64) -> String {
 }
 
 /// A place and its share of `lost`: `DUT nft_do_chain NETFILTER_DROP 4000
-/// (100%)`; a counter's place is named by its interface.
+/// (100%)`; a counter's place is named by its interface, with its host
+/// when it is another one (`DUT root@dut1:d0 rx_dropped 10 (5.0%)`); a
+/// place of no known side by its namespace and interface (`lab-dut d0
+/// nft_do_chain NETFILTER_DROP 4000 (100%)`).
 pub(crate) fn place_text(p: &Place, lost: u64) -> String {
-    let side = match p.side {
-        Side::Dut => "DUT",
-        Side::Tester => "tester",
-    };
-    let at = if p.location == "-" {
-        &p.iface
+    let mut at = if p.location == "-" {
+        p.iface.clone()
     } else {
-        &p.location
+        p.location.clone()
+    };
+    if p.host != "local" {
+        at = format!("{}:{at}", p.host);
+    }
+    let side = match p.side {
+        Side::Dut => "DUT".to_string(),
+        Side::Tester => "tester".to_string(),
+        // A counter's interface is in `at` already.
+        Side::Unknown if p.location == "-" => p.netns.clone(),
+        Side::Unknown => format!("{} {}", p.netns, p.iface),
     };
     format!(
         "{side} {at} {} {} ({})",

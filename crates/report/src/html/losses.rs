@@ -71,6 +71,7 @@ fn tables(sums: &Sums, counted: &str) -> String {
                     match p.side {
                         Side::Dut => "DUT".into(),
                         Side::Tester => "tester".into(),
+                        Side::Unknown => "-".into(),
                     },
                     p.netns.clone(),
                     p.iface.clone(),
