@@ -288,15 +288,15 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
                  reason: &str,
                  location: &str,
                  frames| Place {
-            side,
-            host: host_name(host),
-            netns: netns.into(),
-            iface: iface.into(),
-            layer: layer.into(),
-            reason: reason.into(),
-            location: location.into(),
-            frames,
-        };
+        side,
+        host: host_name(host),
+        netns: netns.into(),
+        iface: iface.into(),
+        layer: layer.into(),
+        reason: reason.into(),
+        location: location.into(),
+        frames,
+    };
     let mut places = Vec::new();
     let mut left = lost;
     // The kernel's events that a counter below counts too, by the
@@ -952,6 +952,210 @@ mod tests {
             ]
         );
         assert_eq!((d.lost, d.dut, d.unexplained), (1020, 1000, 20));
+    }
+
+    #[test]
+    fn a_counter_read_on_another_host_carries_that_host() {
+        // 1300 sent, 0 received. The DUT is reached over ssh as
+        // root@dut1: its worker read d0's rx_dropped 600 and d1's
+        // tx_dropped 300 there. This host's tracer saw 100 CPU_BACKLOG at
+        // an interface also named d0 in this host's namespace, and the
+        // driver of a d1 here counted 300 drops: neither is a frame of the
+        // remote counters of the same names, so those stay whole.
+        let mut lab = lab();
+        lab.watched.retain(|w| !w.role.starts_with("dut"));
+        let (tx, rx) = summaries(1300, 0);
+        let remote = |role: &str, iface: &str, counters| crate::monitor::IfaceCounters {
+            role: role.into(),
+            ns: None,
+            host: Some("root@dut1".into()),
+            iface: iface.into(),
+            counters,
+        };
+        let ifaces = [
+            remote(
+                "dut_in",
+                "d0",
+                pktlab_io::iface::IfCounters {
+                    rx_dropped: 600,
+                    ..Default::default()
+                },
+            ),
+            remote(
+                "dut_out",
+                "d1",
+                pktlab_io::iface::IfCounters {
+                    tx_dropped: 300,
+                    ..Default::default()
+                },
+            ),
+        ];
+        let ethtool = [IfaceEthtool {
+            role: "gen".into(),
+            ns: None,
+            iface: "d1".into(),
+            drops: vec![("rx_queue_0_drops".into(), 300)],
+        }];
+        let mut backlog = event(HOST, "d0", "CPU_BACKLOG", 100);
+        backlog.location = "enqueue_to_backlog".into();
+        // This host's namespace is the generator's here.
+        lab.gen.netns = None;
+        let kernel = [backlog.clone()];
+        let d = reconcile(
+            &lab,
+            Some(&kernel),
+            &Counters {
+                tx: &tx,
+                rx: &rx,
+                ifaces: &ifaces,
+                qdiscs: &[],
+                ethtool: &ethtool,
+                softnet: &[],
+            },
+        );
+        let remote_d0 = Place {
+            side: Side::Dut,
+            host: "root@dut1".into(),
+            netns: HOST.into(),
+            iface: "d0".into(),
+            layer: "interface".into(),
+            reason: "rx_dropped".into(),
+            location: "-".into(),
+            frames: 600,
+        };
+        assert_eq!(
+            d.places,
+            vec![
+                kernel_place(Side::Tester, &backlog, 100),
+                Place {
+                    side: Side::Tester,
+                    host: "local".into(),
+                    iface: "d1".into(),
+                    reason: "rx_queue_0_drops".into(),
+                    frames: 300,
+                    ..remote_d0.clone()
+                },
+                remote_d0.clone(),
+                Place {
+                    iface: "d1".into(),
+                    reason: "tx_dropped".into(),
+                    frames: 300,
+                    ..remote_d0
+                },
+            ]
+        );
+        assert_eq!(
+            (d.lost, d.dut, d.tester, d.unexplained),
+            (1300, 900, 400, 0)
+        );
+    }
+
+    #[test]
+    fn a_receivers_loss_goes_to_the_places_of_its_lab() {
+        // recv in lab-rcv lost 2500: 2000 nft drops in lab-dut, 300
+        // backlog refusals and 900 "not for this host" drops in its own
+        // namespace (no loss), 50 dropped in another lab (not this run's),
+        // 150 ring drops; 50 unexplained.
+        let lab = LabNamespaces {
+            gen: "lab-gen".into(),
+            rcv: "lab-rcv".into(),
+            dut: vec!["lab-dut".into()],
+        };
+        let mut nft = event("lab-dut", "d0", "NETFILTER_DROP", 2000);
+        nft.location = "nft_do_chain".into();
+        let mut backlog = event("lab-rcv", "r0", "CPU_BACKLOG", 300);
+        backlog.location = "enqueue_to_backlog".into();
+        let mut otherhost = event("lab-rcv", "r0", "OTHERHOST", 900);
+        otherhost.location = "ip_rcv_core".into();
+        let kernel = [
+            nft.clone(),
+            otherhost,
+            backlog.clone(),
+            event("x-dut", "d0", "NETFILTER_DROP", 50),
+        ];
+        let loss = ReceiverLoss {
+            lost: 2500,
+            ring_drops: 150,
+            netns: "lab-rcv",
+            iface: "r0",
+        };
+        let d = reconcile_receiver(&loss, Some(&kernel), Some(&lab));
+        let ring = Place {
+            side: Side::Tester,
+            host: "local".into(),
+            netns: "lab-rcv".into(),
+            iface: "r0".into(),
+            layer: "ring".into(),
+            reason: "ring_drops".into(),
+            location: "-".into(),
+            frames: 150,
+        };
+        assert_eq!(
+            d,
+            Drops {
+                lost: 2500,
+                dut: 2000,
+                tester: 450,
+                unexplained: 50,
+                places: vec![
+                    kernel_place(Side::Dut, &nft, 2000),
+                    kernel_place(Side::Tester, &backlog, 300),
+                    ring.clone(),
+                ],
+                traced: true,
+                tester_limited: false,
+            }
+        );
+        // Without a lab: every other namespace's drops, by namespace (the
+        // other lab's 50 too); still none of its own "not for this host".
+        let d = reconcile_receiver(&loss, Some(&kernel), None);
+        let unknown = |k: &NamedDrop| kernel_place(Side::Unknown, k, k.frames);
+        assert_eq!(
+            d.places,
+            vec![
+                unknown(&nft),
+                kernel_place(Side::Tester, &backlog, 300),
+                unknown(&kernel[3]),
+                Place {
+                    frames: 150,
+                    ..ring.clone()
+                },
+            ]
+        );
+        assert_eq!((d.dut, d.tester, d.unexplained), (0, 450, 0));
+        // The tracer off: the ring only; no loss, no place.
+        let d = reconcile_receiver(&loss, None, Some(&lab));
+        assert_eq!(d.places, vec![ring]);
+        assert_eq!((d.unexplained, d.traced), (2350, false));
+        let d = reconcile_receiver(&ReceiverLoss { lost: 0, ..loss }, Some(&kernel), Some(&lab));
+        assert_eq!((d.places.len(), d.unexplained), (0, 0));
+    }
+
+    #[test]
+    fn a_generator_sees_its_labs_drops_only() {
+        let lab = LabNamespaces {
+            gen: "lab-gen".into(),
+            rcv: "lab-rcv".into(),
+            dut: vec!["lab-dut".into()],
+        };
+        let mut blackhole = event("lab-dut", "d0", "NOT_SPECIFIED", 100);
+        blackhole.location = "ip_error".into();
+        let kernel = [
+            blackhole.clone(),
+            event("lab-rcv", "r0", "OTHERHOST", 900),
+            event("x-dut", "d0", "NETFILTER_DROP", 50),
+        ];
+        assert_eq!(
+            host_drops(&kernel, Some(&lab)),
+            vec![kernel_place(Side::Dut, &blackhole, 100)]
+        );
+        // Without a lab every place is this host's, of no known side.
+        let all: Vec<u64> = host_drops(&kernel, None)
+            .iter()
+            .filter(|p| p.side == Side::Unknown)
+            .map(|p| p.frames)
+            .collect();
+        assert_eq!(all, [100, 900, 50]);
     }
 
     fn place(side: Side, iface: &str, reason: &str, location: &str, frames: u64) -> Place {

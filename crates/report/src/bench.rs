@@ -252,6 +252,40 @@ mod drops_tests {
     }
 
     #[test]
+    fn another_hosts_place_and_a_place_of_no_side_are_named() {
+        let remote = Place {
+            host: "root@dut1".into(),
+            layer: "interface".into(),
+            ..place(Side::Dut, "-", "rx_dropped", 50)
+        };
+        let unknown = Place {
+            netns: "lab-dut".into(),
+            iface: "d0".into(),
+            ..place(Side::Unknown, "nft_do_chain", "NETFILTER_DROP", 150)
+        };
+        let ring = Place {
+            netns: "lab-rcv".into(),
+            ..place(Side::Unknown, "-", "ring_drops", 0)
+        };
+        let d = Drops {
+            lost: 200,
+            dut: 50,
+            tester: 0,
+            unexplained: 0,
+            places: vec![remote, unknown],
+            traced: true,
+            tester_limited: false,
+        };
+        // 50 and 150 of 200: 25 % and 75 %.
+        assert_eq!(
+            drops_line(&d, 2000),
+            "lost 200 (10%): DUT root@dut1:r0 rx_dropped 50 (25%), \
+             lab-dut d0 nft_do_chain NETFILTER_DROP 150 (75%)"
+        );
+        assert_eq!(place_text(&ring, 200), "lab-rcv r0 ring_drops 0 (0.00%)");
+    }
+
+    #[test]
     fn unexplained_counters_only_and_tester_limited_are_said() {
         let d = Drops {
             lost: 200,
