@@ -270,6 +270,10 @@ fn counter_of_kernel_reason(reason: &str) -> Option<&'static str> {
     }
 }
 
+/// One counter's frames: side, host (None: this one), namespace,
+/// interface, layer, counter name, frames.
+type CounterRow<'a> = (Side, Option<String>, String, String, &'a str, String, u64);
+
 /// A place's `host`: `local` for this one, else the ssh destination.
 fn host_name(host: &Option<String>) -> String {
     host.clone().unwrap_or_else(|| "local".into())
@@ -348,7 +352,7 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
     // remote host's ports are read by its worker, into `ifaces` with their
     // host), so only an interface counter can be another host's.
     let rcv_ns = namespaces.rcv.clone();
-    let mut counters: Vec<(Side, Option<String>, String, String, &str, String, u64)> = vec![(
+    let mut counters: Vec<CounterRow> = vec![(
         Side::Tester,
         None,
         rcv_ns,
