@@ -18,7 +18,9 @@ use std::sync::Mutex;
 
 use pktlab_engine::rx::RxSummary;
 use pktlab_engine::tx::TxSummary;
-use pktlab_io::droptrace::{DropCounts, DropTracer, NamedDrop, Places, HOST};
+use pktlab_io::droptrace::{
+    netns_inode, DropCounts, DropTracer, NamedDrop, NetnsNames, Places, HOST,
+};
 use pktlab_lab::softnet::{self, SoftnetCpu};
 use serde::{Deserialize, Serialize};
 
@@ -86,6 +88,12 @@ pub struct Window {
 /// mode a tracer that cannot start is said in one line on stderr, once,
 /// and the trials go on with counters only.
 pub fn begin() -> Result<Window, BenchError> {
+    begin_else("the loss is attributed from counters only")
+}
+
+/// [`begin`], saying `fallback` (what the run does without the tracer)
+/// when the tracer cannot start in auto mode.
+pub fn begin_else(fallback: &str) -> Result<Window, BenchError> {
     let mut s = STATE.lock().unwrap_or_else(|e| e.into_inner());
     if s.mode == DropTrace::Off || s.unavailable {
         return Ok(Window { before: None });
@@ -94,7 +102,7 @@ pub fn begin() -> Result<Window, BenchError> {
         match DropTracer::start(false) {
             Ok(t) => s.tracer = Some((t, Places::load())),
             Err(e) if s.mode == DropTrace::Auto => {
-                eprintln!("drop trace off: {e}; the loss is attributed from counters only");
+                eprintln!("drop trace off: {e}; {fallback}");
                 s.unavailable = true;
                 return Ok(Window { before: None });
             }
@@ -133,13 +141,17 @@ impl Window {
 pub enum Side {
     Dut,
     Tester,
+    /// Outside a known lab (`recv` or `gen` on their own): the place is
+    /// named by its namespace and interface only.
+    Unknown,
 }
 
 /// One place where lost frames went.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Place {
     pub side: Side,
-    /// The machine (`local`: this one).
+    /// The machine: `local` (this one), else the ssh destination of the
+    /// host whose counter it is, as the lab file names it.
     pub host: String,
     pub netns: String,
     pub iface: String,
@@ -181,13 +193,42 @@ pub struct Counters<'a> {
 /// The lab's namespaces as the tracer names them, by side: the
 /// generator's and the receiver's are the tester's, the DUT ports' the
 /// DUT's. A port with no namespace is in this process's (`host`).
-struct LabNamespaces {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabNamespaces {
     gen: String,
     rcv: String,
     dut: Vec<String>,
 }
 
+/// This process's network namespace as the tracer names it: its `ip
+/// netns` name, else `host`.
+pub fn own_netns() -> String {
+    match netns_inode(None) {
+        Ok(ino) => NetnsNames::load().name(ino),
+        Err(_) => HOST.to_string(),
+    }
+}
+
 impl LabNamespaces {
+    /// The built-in lab around a `gen` or `recv` run in namespace `own`
+    /// (as [`own_netns`] names it): `<prefix>-gen`, `<prefix>-dut` and
+    /// `<prefix>-rcv`, when `own` is the generator's or the receiver's and
+    /// all three exist. None: no lab, sides unknown.
+    pub fn builtin_around(own: &str) -> Option<LabNamespaces> {
+        let prefix = own
+            .strip_suffix("-rcv")
+            .or_else(|| own.strip_suffix("-gen"))?;
+        let lab = LabNamespaces {
+            gen: format!("{prefix}-gen"),
+            rcv: format!("{prefix}-rcv"),
+            dut: vec![format!("{prefix}-dut")],
+        };
+        [&lab.gen, &lab.rcv, &lab.dut[0]]
+            .iter()
+            .all(|n| netns_inode(Some(n)).is_ok())
+            .then_some(lab)
+    }
+
     fn of(lab: &Target) -> LabNamespaces {
         let name = |ns: &Option<String>| ns.clone().unwrap_or_else(|| HOST.to_string());
         LabNamespaces {
@@ -204,7 +245,7 @@ impl LabNamespaces {
 
     /// The side of a kernel event in `netns` with `reason`, or None when
     /// it is not this run's loss.
-    fn side(&self, netns: &str, reason: &str) -> Option<Side> {
+    pub fn side(&self, netns: &str, reason: &str) -> Option<Side> {
         if self.dut.iter().any(|d| d == netns) && netns != self.gen && netns != self.rcv {
             Some(Side::Dut)
         } else if netns == self.rcv {
@@ -246,22 +287,37 @@ fn veth_peer(lab: &Target, role: &str) -> Option<&'static str> {
     }
 }
 
+/// One counter's frames: side, host (None: this one), namespace,
+/// interface, layer, counter name, frames.
+type CounterRow<'a> = (Side, Option<String>, String, String, &'a str, String, u64);
+
+/// A place's `host`: `local` for this one, else the ssh destination.
+fn host_name(host: &Option<String>) -> String {
+    host.clone().unwrap_or_else(|| "local".into())
+}
+
 /// Splits the trial's loss over the places.
 pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -> Drops {
     let received = c.rx.packets - c.rx.foreign;
     let lost = c.tx.packets.saturating_sub(received);
     let namespaces = LabNamespaces::of(lab);
-    let place =
-        |side, netns: &str, iface: &str, layer: &str, reason: &str, location: &str, frames| Place {
-            side,
-            host: "local".into(),
-            netns: netns.into(),
-            iface: iface.into(),
-            layer: layer.into(),
-            reason: reason.into(),
-            location: location.into(),
-            frames,
-        };
+    let place = |side,
+                 host: &Option<String>,
+                 netns: &str,
+                 iface: &str,
+                 layer: &str,
+                 reason: &str,
+                 location: &str,
+                 frames| Place {
+        side,
+        host: host_name(host),
+        netns: netns.into(),
+        iface: iface.into(),
+        layer: layer.into(),
+        reason: reason.into(),
+        location: location.into(),
+        frames,
+    };
     let mut places = Vec::new();
     let mut left = lost;
     // The kernel's events that a counter below counts too, by the
@@ -289,6 +345,7 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
             left -= n;
             places.push(place(
                 side,
+                &None,
                 &k.netns,
                 &k.iface,
                 "kernel",
@@ -308,9 +365,13 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
     // and less what the events and rx_dropped already placed). A driver's own drop statistics (ethtool)
     // come before its interface's generic counters: they name the cause
     // of what rx_dropped or rx_missed_errors also count.
+    // The qdisc, ethtool and softnet readers read this host only (a
+    // remote host's ports are read by its worker, into `ifaces` with their
+    // host), so only an interface counter can be another host's.
     let rcv_ns = namespaces.rcv.clone();
-    let mut counters: Vec<(Side, String, String, &str, String, u64)> = vec![(
+    let mut counters: Vec<CounterRow> = vec![(
         Side::Tester,
+        None,
         rcv_ns,
         lab.rcv.iface.clone(),
         "ring",
@@ -333,6 +394,7 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
         for (name, n) in e.drops.iter().filter(|d| !counted_then_dropped(&d.0)) {
             counters.push((
                 side_of(&e.role),
+                None,
                 ns.clone(),
                 e.iface.clone(),
                 "interface",
@@ -352,11 +414,12 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
         let refused_by_peer = veth_peer(lab, &w.role)
             .and_then(|peer| c.ifaces.iter().find(|p| p.role == peer))
             .map_or(0, |p| p.counters.rx_dropped.min(k.tx_dropped));
-        // What the driver's statistics of this interface already placed.
+        // What the driver's statistics of this interface already placed
+        // (read on this host only).
         let mut covered: u64 = c
             .ethtool
             .iter()
-            .filter(|e| e.ns == w.ns && e.iface == w.iface)
+            .filter(|e| w.host.is_none() && e.ns == w.ns && e.iface == w.iface)
             .flat_map(|e| e.drops.iter().map(|d| d.1))
             .sum();
         for (name, n) in [
@@ -372,6 +435,7 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
             let n = n - same;
             counters.push((
                 side,
+                w.host.clone(),
                 ns.clone(),
                 w.iface.clone(),
                 "interface",
@@ -385,6 +449,7 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
         let ns = q.ns.clone().unwrap_or_else(|| HOST.to_string());
         counters.push((
             side,
+            None,
             ns,
             q.iface.clone(),
             "qdisc",
@@ -399,10 +464,21 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
             .first()
             .cloned()
             .unwrap_or_else(|| "-".into());
-        counters.push((Side::Dut, ns, "-".into(), "softnet", "dropped".into(), n));
+        counters.push((
+            Side::Dut,
+            None,
+            ns,
+            "-".into(),
+            "softnet",
+            "dropped".into(),
+            n,
+        ));
     }
-    for (side, ns, iface, layer, reason, n) in counters {
+    for (side, host, ns, iface, layer, reason, n) in counters {
+        // The tracer runs on this host only: another host's counter
+        // describes none of its events, nor this host's CPUs' backlogs.
         let counter = match (layer, reason.as_str()) {
+            _ if host.is_some() => None,
             ("qdisc", _) => Some("qdisc"),
             ("interface", "rx_dropped") => Some("rx_dropped"),
             _ => None,
@@ -414,13 +490,13 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
         let mut n = n.saturating_sub(traced);
         if layer == "softnet" {
             n = n.saturating_sub(dut_backlog);
-        } else if side == Side::Dut && reason == "rx_dropped" {
+        } else if side == Side::Dut && reason == "rx_dropped" && host.is_none() {
             dut_backlog += n;
         }
         let n = n.min(left);
         if n > 0 {
             left -= n;
-            places.push(place(side, &ns, &iface, layer, &reason, "-", n));
+            places.push(place(side, &host, &ns, &iface, layer, &reason, "-", n));
         }
     }
     let sum = |s: Side| {
@@ -440,6 +516,119 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
         tester_limited: lost > 0 && tester * 2 > lost,
         places,
     }
+}
+
+/// The side of a kernel event seen by a `gen` or `recv` run outside
+/// bench, or None when it is no loss of this run: in the built-in lab
+/// around it, as bench decides; without a lab, the receiver's own
+/// namespace keeps only its backlog's refusals (the IP stack there drops
+/// every test frame "not for this host" after the packet socket counted
+/// it) and every other place is named by namespace and interface.
+fn side_outside_bench(
+    lab: Option<&LabNamespaces>,
+    receiver: Option<&str>,
+    netns: &str,
+    reason: &str,
+) -> Option<Side> {
+    match lab {
+        Some(lab) => lab.side(netns, reason),
+        None if receiver == Some(netns) => (reason == "CPU_BACKLOG").then_some(Side::Tester),
+        None => Some(Side::Unknown),
+    }
+}
+
+/// A kernel event as a place on this host.
+fn kernel_place(side: Side, k: &NamedDrop, frames: u64) -> Place {
+    Place {
+        side,
+        host: host_name(&None),
+        netns: k.netns.clone(),
+        iface: k.iface.clone(),
+        layer: "kernel".into(),
+        reason: k.reason.clone(),
+        location: k.location.clone(),
+        frames,
+    }
+}
+
+/// What `pktlab recv` saw of its loss.
+pub struct ReceiverLoss<'a> {
+    /// Frames lost: the sequence gaps, plus the frames of the streams
+    /// that never arrived when the generator's ranges are known.
+    pub lost: u64,
+    /// Frames the receiver's ring dropped (counted in the gaps too).
+    pub ring_drops: u64,
+    /// The receiver's namespace, as [`own_netns`] names it, and interface.
+    pub netns: &'a str,
+    pub iface: &'a str,
+}
+
+/// Splits a `recv` run's loss over the kernel places the tracer saw on
+/// this host during the receive (every namespace: the built-in lab's DUT
+/// is one), then the receiver's ring; the rest is unexplained. `lab`: the
+/// built-in lab around the receiver, which gives the sides.
+pub fn reconcile_receiver(
+    loss: &ReceiverLoss<'_>,
+    kernel: Option<&[NamedDrop]>,
+    lab: Option<&LabNamespaces>,
+) -> Drops {
+    let mut left = loss.lost;
+    let mut places = Vec::new();
+    for k in kernel.unwrap_or_default() {
+        let Some(side) = side_outside_bench(lab, Some(loss.netns), &k.netns, &k.reason) else {
+            continue;
+        };
+        let n = k.frames.min(left);
+        if n > 0 {
+            left -= n;
+            places.push(kernel_place(side, k, n));
+        }
+    }
+    let n = loss.ring_drops.min(left);
+    if n > 0 {
+        left -= n;
+        places.push(Place {
+            side: Side::Tester,
+            host: host_name(&None),
+            netns: loss.netns.into(),
+            iface: loss.iface.into(),
+            layer: "ring".into(),
+            reason: "ring_drops".into(),
+            location: "-".into(),
+            frames: n,
+        });
+    }
+    let sum = |s: Side| {
+        places
+            .iter()
+            .filter(|p| p.side == s)
+            .map(|p| p.frames)
+            .sum::<u64>()
+    };
+    let (dut, tester) = (sum(Side::Dut), sum(Side::Tester));
+    Drops {
+        lost: loss.lost,
+        dut,
+        tester,
+        unexplained: left,
+        traced: kernel.is_some(),
+        tester_limited: loss.lost > 0 && tester * 2 > loss.lost,
+        places,
+    }
+}
+
+/// The kernel's drops of test frames on this host during a `gen` run, by
+/// place (gen cannot know the loss: nothing is reconciled). In the
+/// built-in lab around the generator only the lab's places count, as in
+/// bench; without a lab, every place.
+pub fn host_drops(kernel: &[NamedDrop], lab: Option<&LabNamespaces>) -> Vec<Place> {
+    kernel
+        .iter()
+        .filter_map(|k| {
+            let side = side_outside_bench(lab, None, &k.netns, &k.reason)?;
+            Some(kernel_place(side, k, k.frames))
+        })
+        .collect()
 }
 
 /// The loss of several runs added up (one configuration's, for `pktlab
@@ -865,6 +1054,210 @@ mod tests {
             ]
         );
         assert_eq!((d.lost, d.dut, d.unexplained), (1020, 1000, 20));
+    }
+
+    #[test]
+    fn a_counter_read_on_another_host_carries_that_host() {
+        // 1300 sent, 0 received. The DUT is reached over ssh as
+        // root@dut1: its worker read d0's rx_dropped 600 and d1's
+        // tx_dropped 300 there. This host's tracer saw 100 CPU_BACKLOG at
+        // an interface also named d0 in this host's namespace, and the
+        // driver of a d1 here counted 300 drops: neither is a frame of the
+        // remote counters of the same names, so those stay whole.
+        let mut lab = lab();
+        lab.watched.retain(|w| !w.role.starts_with("dut"));
+        let (tx, rx) = summaries(1300, 0);
+        let remote = |role: &str, iface: &str, counters| crate::monitor::IfaceCounters {
+            role: role.into(),
+            ns: None,
+            host: Some("root@dut1".into()),
+            iface: iface.into(),
+            counters,
+        };
+        let ifaces = [
+            remote(
+                "dut_in",
+                "d0",
+                pktlab_io::iface::IfCounters {
+                    rx_dropped: 600,
+                    ..Default::default()
+                },
+            ),
+            remote(
+                "dut_out",
+                "d1",
+                pktlab_io::iface::IfCounters {
+                    tx_dropped: 300,
+                    ..Default::default()
+                },
+            ),
+        ];
+        let ethtool = [IfaceEthtool {
+            role: "gen".into(),
+            ns: None,
+            iface: "d1".into(),
+            drops: vec![("rx_queue_0_drops".into(), 300)],
+        }];
+        let mut backlog = event(HOST, "d0", "CPU_BACKLOG", 100);
+        backlog.location = "enqueue_to_backlog".into();
+        // This host's namespace is the generator's here.
+        lab.gen.netns = None;
+        let kernel = [backlog.clone()];
+        let d = reconcile(
+            &lab,
+            Some(&kernel),
+            &Counters {
+                tx: &tx,
+                rx: &rx,
+                ifaces: &ifaces,
+                qdiscs: &[],
+                ethtool: &ethtool,
+                softnet: &[],
+            },
+        );
+        let remote_d0 = Place {
+            side: Side::Dut,
+            host: "root@dut1".into(),
+            netns: HOST.into(),
+            iface: "d0".into(),
+            layer: "interface".into(),
+            reason: "rx_dropped".into(),
+            location: "-".into(),
+            frames: 600,
+        };
+        assert_eq!(
+            d.places,
+            vec![
+                kernel_place(Side::Tester, &backlog, 100),
+                Place {
+                    side: Side::Tester,
+                    host: "local".into(),
+                    iface: "d1".into(),
+                    reason: "rx_queue_0_drops".into(),
+                    frames: 300,
+                    ..remote_d0.clone()
+                },
+                remote_d0.clone(),
+                Place {
+                    iface: "d1".into(),
+                    reason: "tx_dropped".into(),
+                    frames: 300,
+                    ..remote_d0
+                },
+            ]
+        );
+        assert_eq!(
+            (d.lost, d.dut, d.tester, d.unexplained),
+            (1300, 900, 400, 0)
+        );
+    }
+
+    #[test]
+    fn a_receivers_loss_goes_to_the_places_of_its_lab() {
+        // recv in lab-rcv lost 2500: 2000 nft drops in lab-dut, 300
+        // backlog refusals and 900 "not for this host" drops in its own
+        // namespace (no loss), 50 dropped in another lab (not this run's),
+        // 150 ring drops; 50 unexplained.
+        let lab = LabNamespaces {
+            gen: "lab-gen".into(),
+            rcv: "lab-rcv".into(),
+            dut: vec!["lab-dut".into()],
+        };
+        let mut nft = event("lab-dut", "d0", "NETFILTER_DROP", 2000);
+        nft.location = "nft_do_chain".into();
+        let mut backlog = event("lab-rcv", "r0", "CPU_BACKLOG", 300);
+        backlog.location = "enqueue_to_backlog".into();
+        let mut otherhost = event("lab-rcv", "r0", "OTHERHOST", 900);
+        otherhost.location = "ip_rcv_core".into();
+        let kernel = [
+            nft.clone(),
+            otherhost,
+            backlog.clone(),
+            event("x-dut", "d0", "NETFILTER_DROP", 50),
+        ];
+        let loss = ReceiverLoss {
+            lost: 2500,
+            ring_drops: 150,
+            netns: "lab-rcv",
+            iface: "r0",
+        };
+        let d = reconcile_receiver(&loss, Some(&kernel), Some(&lab));
+        let ring = Place {
+            side: Side::Tester,
+            host: "local".into(),
+            netns: "lab-rcv".into(),
+            iface: "r0".into(),
+            layer: "ring".into(),
+            reason: "ring_drops".into(),
+            location: "-".into(),
+            frames: 150,
+        };
+        assert_eq!(
+            d,
+            Drops {
+                lost: 2500,
+                dut: 2000,
+                tester: 450,
+                unexplained: 50,
+                places: vec![
+                    kernel_place(Side::Dut, &nft, 2000),
+                    kernel_place(Side::Tester, &backlog, 300),
+                    ring.clone(),
+                ],
+                traced: true,
+                tester_limited: false,
+            }
+        );
+        // Without a lab: every other namespace's drops, by namespace (the
+        // other lab's 50 too); still none of its own "not for this host".
+        let d = reconcile_receiver(&loss, Some(&kernel), None);
+        let unknown = |k: &NamedDrop| kernel_place(Side::Unknown, k, k.frames);
+        assert_eq!(
+            d.places,
+            vec![
+                unknown(&nft),
+                kernel_place(Side::Tester, &backlog, 300),
+                unknown(&kernel[3]),
+                Place {
+                    frames: 150,
+                    ..ring.clone()
+                },
+            ]
+        );
+        assert_eq!((d.dut, d.tester, d.unexplained), (0, 450, 0));
+        // The tracer off: the ring only; no loss, no place.
+        let d = reconcile_receiver(&loss, None, Some(&lab));
+        assert_eq!(d.places, vec![ring]);
+        assert_eq!((d.unexplained, d.traced), (2350, false));
+        let d = reconcile_receiver(&ReceiverLoss { lost: 0, ..loss }, Some(&kernel), Some(&lab));
+        assert_eq!((d.places.len(), d.unexplained), (0, 0));
+    }
+
+    #[test]
+    fn a_generator_sees_its_labs_drops_only() {
+        let lab = LabNamespaces {
+            gen: "lab-gen".into(),
+            rcv: "lab-rcv".into(),
+            dut: vec!["lab-dut".into()],
+        };
+        let mut blackhole = event("lab-dut", "d0", "NOT_SPECIFIED", 100);
+        blackhole.location = "ip_error".into();
+        let kernel = [
+            blackhole.clone(),
+            event("lab-rcv", "r0", "OTHERHOST", 900),
+            event("x-dut", "d0", "NETFILTER_DROP", 50),
+        ];
+        assert_eq!(
+            host_drops(&kernel, Some(&lab)),
+            vec![kernel_place(Side::Dut, &blackhole, 100)]
+        );
+        // Without a lab every place is this host's, of no known side.
+        let all: Vec<u64> = host_drops(&kernel, None)
+            .iter()
+            .filter(|p| p.side == Side::Unknown)
+            .map(|p| p.frames)
+            .collect();
+        assert_eq!(all, [100, 900, 50]);
     }
 
     fn place(side: Side, iface: &str, reason: &str, location: &str, frames: u64) -> Place {

@@ -154,16 +154,25 @@ pub(crate) fn percent(part: u64, whole: u64) -> String {
 }
 
 /// A place and its share of `lost`: `DUT nft_do_chain NETFILTER_DROP 4000
-/// (100%)`; a counter's place is named by its interface.
+/// (100%)`; a counter's place is named by its interface, with its host
+/// when it is another one (`DUT root@dut1:d0 rx_dropped 10 (5.0%)`); a
+/// place of no known side by its namespace and interface (`lab-dut d0
+/// nft_do_chain NETFILTER_DROP 4000 (100%)`).
 pub(crate) fn place_text(p: &Place, lost: u64) -> String {
-    let side = match p.side {
-        Side::Dut => "DUT",
-        Side::Tester => "tester",
-    };
-    let at = if p.location == "-" {
-        &p.iface
+    let mut at = if p.location == "-" {
+        p.iface.clone()
     } else {
-        &p.location
+        p.location.clone()
+    };
+    if p.host != "local" {
+        at = format!("{}:{at}", p.host);
+    }
+    let side = match p.side {
+        Side::Dut => "DUT".to_string(),
+        Side::Tester => "tester".to_string(),
+        // A counter's interface is in `at` already.
+        Side::Unknown if p.location == "-" => p.netns.clone(),
+        Side::Unknown => format!("{} {}", p.netns, p.iface),
     };
     format!(
         "{side} {at} {} {} ({})",
@@ -240,6 +249,40 @@ mod drops_tests {
             drops_line(&d, 727_273),
             "lost 4000 (0.55%): DUT nft_do_chain NETFILTER_DROP 4000 (100%)"
         );
+    }
+
+    #[test]
+    fn another_hosts_place_and_a_place_of_no_side_are_named() {
+        let remote = Place {
+            host: "root@dut1".into(),
+            layer: "interface".into(),
+            ..place(Side::Dut, "-", "rx_dropped", 50)
+        };
+        let unknown = Place {
+            netns: "lab-dut".into(),
+            iface: "d0".into(),
+            ..place(Side::Unknown, "nft_do_chain", "NETFILTER_DROP", 150)
+        };
+        let ring = Place {
+            netns: "lab-rcv".into(),
+            ..place(Side::Unknown, "-", "ring_drops", 0)
+        };
+        let d = Drops {
+            lost: 200,
+            dut: 50,
+            tester: 0,
+            unexplained: 0,
+            places: vec![remote, unknown],
+            traced: true,
+            tester_limited: false,
+        };
+        // 50 and 150 of 200: 25 % and 75 %.
+        assert_eq!(
+            drops_line(&d, 2000),
+            "lost 200 (10%): DUT root@dut1:r0 rx_dropped 50 (25%), \
+             lab-dut d0 nft_do_chain NETFILTER_DROP 150 (75%)"
+        );
+        assert_eq!(place_text(&ring, 200), "lab-rcv r0 ring_drops 0 (0.00%)");
     }
 
     #[test]

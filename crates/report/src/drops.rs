@@ -2,7 +2,7 @@
 //! where a configuration's lost frames went over its runs (`pktlab
 //! compare`, the report).
 
-use pktlab_bench::drops::LossSum;
+use pktlab_bench::drops::{LossSum, Place};
 use pktlab_io::droptrace::NamedDrop;
 use serde_json::{json, Value};
 
@@ -42,6 +42,26 @@ pub fn loss_sum_text(name: &str, s: &LossSum) -> String {
         out += &format!("\n    {}", place_text(p, s.lost));
     }
     out
+}
+
+/// The kernel's drops of test frames on this host during a `gen` run,
+/// one line: `dropped on this host: 2000 test frames: DUT ip_error
+/// IP_INNOROUTES 2000 (100%)`, or `dropped on this host: 0 test frames`.
+pub fn host_drops_line(places: &[Place]) -> String {
+    let total: u64 = places.iter().map(|p| p.frames).sum();
+    let mut line = format!("dropped on this host: {total} test frames");
+    if !places.is_empty() {
+        let each: Vec<String> = places.iter().map(|p| place_text(p, total)).collect();
+        line += ": ";
+        line += &each.join(", ");
+    }
+    line
+}
+
+/// The same as `gen --json`'s summary's `drops`.
+pub fn host_drops_json(places: &[Place]) -> Value {
+    let total: u64 = places.iter().map(|p| p.frames).sum();
+    json!({"total": total, "places": places})
 }
 
 /// A place as JSON: the layer is always `kernel` (a tracer event).
@@ -230,6 +250,41 @@ mod tests {
             "  x: 2 runs, lost 10: DUT 0 (0.00%), tester 10 (100%), unexplained 0 (0.00%); \
              2 tester-limited (most of their loss is the tester's)"
         );
+    }
+
+    #[test]
+    fn a_generators_drops_on_this_host() {
+        use pktlab_bench::drops::Side;
+        let blackhole = Place {
+            side: Side::Dut,
+            host: "local".into(),
+            netns: "lab-dut".into(),
+            iface: "d0".into(),
+            layer: "kernel".into(),
+            reason: "IP_INNOROUTES".into(),
+            location: "ip_error".into(),
+            frames: 1500,
+        };
+        let elsewhere = Place {
+            side: Side::Unknown,
+            netns: "other".into(),
+            iface: "x1".into(),
+            frames: 500,
+            ..blackhole.clone()
+        };
+        // 1500 and 500 of 2000: 75 % and 25 %.
+        assert_eq!(
+            host_drops_line(&[blackhole.clone(), elsewhere.clone()]),
+            "dropped on this host: 2000 test frames: DUT ip_error IP_INNOROUTES 1500 (75%), \
+             other x1 ip_error IP_INNOROUTES 500 (25%)"
+        );
+        assert_eq!(host_drops_line(&[]), "dropped on this host: 0 test frames");
+        let v = host_drops_json(&[blackhole]);
+        assert_eq!(v["total"], 1500);
+        assert_eq!(v["places"][0]["side"], "dut");
+        assert_eq!(v["places"][0]["location"], "ip_error");
+        assert_eq!(v["places"][0]["frames"], 1500);
+        assert_eq!(host_drops_json(&[]), json!({"total": 0, "places": []}));
     }
 
     #[test]

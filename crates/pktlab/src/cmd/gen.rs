@@ -3,10 +3,12 @@
 use std::time::Duration;
 
 use clap::Parser;
+use pktlab_bench::drops::{self, DropTrace};
 use pktlab_engine::backend::IoSpec;
 use pktlab_engine::gen::{run_gen_accounted, GenConfig};
 use pktlab_engine::tx::{TxEvent, TxPlan, DEFAULT_BATCH};
 use pktlab_engine::StopSignal;
+use pktlab_report::drops as report_drops;
 use pktlab_report::gen::{self as out, GenInfo};
 use pktlab_wire::flow::{FlowOrder, FlowSet};
 use pktlab_wire::frame::FrameSpec;
@@ -106,14 +108,41 @@ pub struct Args {
     /// Allow destinations outside the benchmark, private and documentation ranges
     #[arg(long = "allow-public")]
     pub allow_public: bool,
+    /// Trace the kernel's drops of test frames on this host while sending (every
+    /// namespace: the built-in lab's DUT is one) and print them by place at the end:
+    /// auto (where BPF is allowed, else one line), on (fail without BPF), or off
+    #[arg(
+        long = "drop-trace",
+        value_name = "MODE",
+        default_value = "off",
+        verbatim_doc_comment
+    )]
+    pub drop_trace: String,
     #[command(flatten)]
     pub output: Output,
 }
 
+/// How long frames still in flight when the last one left may take to
+/// be dropped further on (a DUT's queues): read before the tracer's last
+/// count.
+const IN_FLIGHT: Duration = Duration::from_millis(200);
+
 pub fn run(args: Args) -> anyhow::Result<()> {
     let cfg = config(&args)?;
+    // Off by default: gen cannot know the loss (the receiver does), so its
+    // own count of drops is a diagnostic asked for, not a verdict; and
+    // the sender is where a BPF program on the drop path and its loading
+    // would be paid on every run, also by pkt-gen's users.
+    let trace: DropTrace = args.drop_trace.parse()?;
     let stop = StopSignal::new();
     common::install_signals()?;
+    let window = match trace {
+        DropTrace::Off => None,
+        mode => {
+            drops::set_mode(mode);
+            Some(drops::begin_else("no drops are reported")?)
+        }
+    };
     let src = args
         .src
         .clone()
@@ -145,9 +174,30 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // --io xdp: frames lost after the redirect fail the run, after the
     // summary of what it did.
     let (summary, lost) = result?;
+    let dropped = match window {
+        Some(w) => {
+            std::thread::sleep(IN_FLIGHT);
+            let lab = drops::LabNamespaces::builtin_around(&drops::own_netns());
+            w.end()?.map(|k| drops::host_drops(&k, lab.as_ref()))
+        }
+        None => None,
+    };
     o.summary(
-        || out::summary_json(&summary, &info),
-        || out::summary_text(&summary, &info),
+        || {
+            let mut v = out::summary_json(&summary, &info);
+            if let Some(d) = &dropped {
+                v["drops"] = report_drops::host_drops_json(d);
+            }
+            v
+        },
+        || {
+            let mut text = out::summary_text(&summary, &info);
+            if let Some(d) = &dropped {
+                text += &report_drops::host_drops_line(d);
+                text += "\n";
+            }
+            text
+        },
     );
     match lost {
         Some(lost) => Err(pktlab_engine::EngineError::Undelivered(lost).into()),

@@ -3,9 +3,10 @@
 use std::time::Duration;
 
 use clap::Parser;
+use pktlab_bench::drops::{self, DropTrace};
 use pktlab_engine::backend::IoSpec;
 use pktlab_engine::recv::{run_recv, RecvConfig};
-use pktlab_engine::rx::{RxEvent, RxPlan};
+use pktlab_engine::rx::{RxEvent, RxPlan, RxSummary};
 use pktlab_engine::StopSignal;
 use pktlab_io::xdprecv::XdpRecvConfig;
 use pktlab_report::recv::{self as out, RecvInfo};
@@ -87,6 +88,26 @@ pub struct Args {
     /// The generator's -6: the built-in lab's IPv6 ranges
     #[arg(short = '6', long = "inet6")]
     pub inet6: bool,
+    /// Trace the kernel's drops of test frames on this host while receiving (every
+    /// namespace: the built-in lab's DUT is one) and say where the loss went: auto (where
+    /// BPF is allowed, else one line and the receiver's ring only), on (fail without
+    /// BPF), or off. [default: auto when -s, -d or -6 give the generator's ranges, else off]
+    #[arg(long = "drop-trace", value_name = "MODE", verbatim_doc_comment)]
+    pub drop_trace: Option<String>,
+}
+
+/// `--drop-trace`. Auto by default only when the ranges are given: only
+/// then does the receiver know its whole loss (the streams that never
+/// arrived included), so a split of a bare recv's loss would leave out
+/// what a blackhole took; and a plain recv (another generator's frames, a
+/// pcap file) loads no BPF and puts no program on the kernel's drop path
+/// it did not ask for. Nothing to trace when reading a file.
+fn drop_trace(args: &Args, ranges: bool, io: &IoSpec) -> anyhow::Result<DropTrace> {
+    Ok(match &args.drop_trace {
+        Some(text) => text.parse()?,
+        None if ranges && io.needs_iface() => DropTrace::Auto,
+        None => DropTrace::Off,
+    })
 }
 
 /// How many streams the generator's ranges make, when recv was given them.
@@ -101,7 +122,18 @@ fn expected_streams(args: &Args) -> anyhow::Result<Option<u64>> {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let cfg = config(&args)?;
     let expected = expected_streams(&args)?;
+    let trace = drop_trace(&args, expected.is_some(), &cfg.io)?;
     common::install_signals()?;
+    // Started before the receiver counts, so that it sees every frame's drop.
+    let window = match trace {
+        DropTrace::Off => None,
+        mode => {
+            drops::set_mode(mode);
+            Some(drops::begin_else(
+                "the loss is attributed to the receiver's ring only",
+            )?)
+        }
+    };
     let stop = StopSignal::new();
     let info = RecvInfo {
         iface: cfg.iface.clone(),
@@ -129,12 +161,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
         RxEvent::Warning(w) => eprintln!("pktlab: warning: {w}"),
     })?;
+    let loss = match window {
+        Some(w) => Some(where_lost(&summary, expected, &cfg, w)?),
+        None => None,
+    };
     o.summary(
         || {
             let mut v = out::summary_json(&summary, &info);
             if let Some(n) = expected {
                 v["streams_expected"] = n.into();
                 v["streams_missing"] = out::streams_missing(&summary, n).into();
+            }
+            if let Some((d, _)) = &loss {
+                v["drops"] = serde_json::to_value(d).expect("serialisable");
             }
             v
         },
@@ -143,10 +182,45 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             if let Some(n) = expected {
                 text += &out::missing_line(&summary, n);
             }
+            if let Some((d, sent)) = &loss {
+                text += &pktlab_report::bench::drops_line(d, *sent);
+                text += "\n";
+            }
             text
         },
     );
     Ok(())
+}
+
+/// The receiver's loss split over the places the tracer saw since
+/// `window` began, and the frames sent as the receiver knows them (the
+/// share's base). The loss is the sequence gaps plus the frames of the
+/// streams that never arrived (when the ranges are known).
+fn where_lost(
+    s: &RxSummary,
+    expected: Option<u64>,
+    cfg: &RecvConfig,
+    window: drops::Window,
+) -> anyhow::Result<(drops::Drops, u64)> {
+    let kernel = window.end()?;
+    let missing = expected.map_or(0, |n| out::missing_frames(s, n));
+    let lost = s.lost + missing;
+    let received = s
+        .packets
+        .saturating_sub(s.foreign + s.untracked + s.duplicates);
+    let netns = drops::own_netns();
+    let lab = drops::LabNamespaces::builtin_around(&netns);
+    let d = drops::reconcile_receiver(
+        &drops::ReceiverLoss {
+            lost,
+            ring_drops: s.ring_drops,
+            netns: &netns,
+            iface: cfg.iface.as_deref().unwrap_or("-"),
+        },
+        kernel.as_deref(),
+        lab.as_ref(),
+    );
+    Ok((d, received + lost))
 }
 
 pub fn config(args: &Args) -> anyhow::Result<RecvConfig> {

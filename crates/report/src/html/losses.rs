@@ -71,9 +71,16 @@ fn tables(sums: &Sums, counted: &str) -> String {
                     match p.side {
                         Side::Dut => "DUT".into(),
                         Side::Tester => "tester".into(),
+                        Side::Unknown => "-".into(),
                     },
                     p.netns.clone(),
-                    p.iface.clone(),
+                    // Another host's interface is named with its host, as
+                    // in the text line.
+                    if p.host == "local" {
+                        p.iface.clone()
+                    } else {
+                        format!("{}:{}", p.host, p.iface)
+                    },
                     p.layer.clone(),
                     p.reason.clone(),
                     p.location.clone(),
@@ -129,4 +136,46 @@ pub fn section(f: &Folder) -> String {
         out += &tables(&trials, "Trials");
     }
     out + "</section>"
+}
+
+#[cfg(test)]
+mod tests {
+    use pktlab_bench::drops::{Drops, Place};
+
+    use super::*;
+
+    #[test]
+    fn another_hosts_interface_is_named_with_its_host() {
+        let remote = Place {
+            side: Side::Dut,
+            host: "root@dut1".into(),
+            netns: "host".into(),
+            iface: "d0".into(),
+            layer: "interface".into(),
+            reason: "rx_dropped".into(),
+            location: "-".into(),
+            frames: 30,
+        };
+        let local = Place {
+            host: "local".into(),
+            iface: "d1".into(),
+            frames: 10,
+            ..remote.clone()
+        };
+        let d = Drops {
+            lost: 40,
+            dut: 40,
+            tester: 0,
+            unexplained: 0,
+            places: vec![remote, local],
+            traced: false,
+            tester_limited: false,
+        };
+        let mut sums = Sums::new();
+        add(&mut sums, "c", "t", &d);
+        let page = tables(&sums, "Runs");
+        assert!(page.contains("<td>root@dut1:d0</td>"), "{page}");
+        assert!(page.contains("<td>d1</td>"), "{page}");
+        assert!(!page.contains("local:"), "{page}");
+    }
 }

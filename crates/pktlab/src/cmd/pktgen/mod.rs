@@ -298,6 +298,7 @@ fn send(o: &Options, burst: usize, sigint: &Arc<AtomicBool>) -> anyhow::Result<(
         link_speed: None,
         threads: o.threads,
         cpus: None,
+        drop_trace: "off".to_string(),
         vlan: None,
         ttl: 64,
         flows: if o.random_src || o.random_dst {
@@ -385,6 +386,7 @@ fn receive(o: &Options, sigint: &Arc<AtomicBool>) -> anyhow::Result<()> {
         src: None,
         dst: None,
         inet6: false,
+        drop_trace: None,
     };
     let mut cfg = recv::config(&args)?;
     cfg.plan.cpus = pinned_cpus(o)?;
