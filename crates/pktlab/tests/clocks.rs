@@ -149,7 +149,11 @@ impl Pair {
         let pid = self.file(&format!("{name}.pid")).display().to_string();
         let drift = self.file(&format!("{name}.drift")).display().to_string();
         // No command port on UDP unless `config` asks for one.
-        let udp = if config.contains("cmdport") { "" } else { "cmdport 0\n" };
+        let udp = if config.contains("cmdport") {
+            ""
+        } else {
+            "cmdport 0\n"
+        };
         let conf = self.write(
             &format!("{name}.conf"),
             &format!("{config}bindcmdaddress {sock}\n{udp}pidfile {pid}\ndriftfile {drift}\n"),
@@ -188,7 +192,9 @@ fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Result<T, String>) -> T {
     loop {
         match probe() {
             Ok(v) => return v,
-            Err(last) if Instant::now() > end => panic!("{what}: not after {LIMIT:?}; last:\n{last}"),
+            Err(last) if Instant::now() > end => {
+                panic!("{what}: not after {LIMIT:?}; last:\n{last}")
+            }
             Err(_) => std::thread::sleep(Duration::from_millis(100)),
         }
     }
@@ -197,10 +203,7 @@ fn wait_for<T>(what: &str, mut probe: impl FnMut() -> Result<T, String>) -> T {
 /// A field of chronyc's tracking report, read by the test itself:
 /// `Name : <number> seconds ...` as a number (and the word after).
 fn seconds(text: &str, name: &str) -> (f64, String) {
-    let re = Regex::new(&format!(
-        r"(?m)^{name}\s*:\s*([0-9.]+) seconds ?(\w*)"
-    ))
-    .unwrap();
+    let re = Regex::new(&format!(r"(?m)^{name}\s*:\s*([0-9.]+) seconds ?(\w*)")).unwrap();
     let c = re
         .captures(text)
         .unwrap_or_else(|| panic!("no '{name}' in:\n{text}"));
@@ -314,10 +317,16 @@ fn chrony_without_a_reachable_server_is_not_synchronised() {
         }
     });
     assert_eq!(leap_status(&text), "Not synchronised", "{text}");
-    assert!(text.starts_with("Reference ID    : 00000000 ()\n"), "{text}");
+    assert!(
+        text.starts_with("Reference ID    : 00000000 ()\n"),
+        "{text}"
+    );
     assert_eq!(parse_tracking(&text), None, "{text}");
     let host = HostClock::from_report("hostb", &format!("{text}--- pmc\n--- phc2sys\n"));
-    assert_eq!((host.offset_s, host.error_s, host.source), (None, None, None));
+    assert_eq!(
+        (host.offset_s, host.error_s, host.source),
+        (None, None, None)
+    );
     // No daemon behind the socket at all: chronyc prints nothing on
     // stdout, and nothing is parsed.
     let none = p.file("none.sock").display().to_string();
@@ -364,7 +373,8 @@ fn the_clock_script_reads_a_synchronised_chronyd_by_its_default_address() {
     assert_eq!(rest, "sending: GET TIME_STATUS_NP\n--- phc2sys\n", "{text}");
     let (offset, side) = seconds(chrony, "System time");
     let signed = if side == "slow" { -offset } else { offset };
-    let bound = offset + seconds(chrony, "Root dispersion").0 + seconds(chrony, "Root delay").0 / 2.0;
+    let bound =
+        offset + seconds(chrony, "Root dispersion").0 + seconds(chrony, "Root delay").0 / 2.0;
     let host = HostClock::from_report("hostb", &text);
     assert_eq!(host.source.as_deref(), Some("chrony"), "{text}");
     assert!(close(host.offset_s.unwrap(), signed), "{host:?}\n{text}");
@@ -404,7 +414,10 @@ fn ptp4l_slave_offset_from_its_master_through_pmc() {
     p.spawn(&a, "master", &["ptp4l", "-S", "-i", "va", "-f", &m, "-m"]);
     p.spawn(&b, "slave", &["ptp4l", "-S", "-i", "vb", "-f", &s, "-m"]);
     let pmc = |ns: &str, uds: &str| {
-        let out = p.run(ns, &["pmc", "-u", "-b", "0", "-s", uds, "GET TIME_STATUS_NP"]);
+        let out = p.run(
+            ns,
+            &["pmc", "-u", "-b", "0", "-s", uds, "GET TIME_STATUS_NP"],
+        );
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     // Until the slave has a grandmaster and has measured its offset (the
@@ -420,7 +433,10 @@ fn ptp4l_slave_offset_from_its_master_through_pmc() {
     });
     let ns: i64 = field(&text, "master_offset").unwrap().parse().unwrap();
     let parsed = parse_time_status(&text).unwrap_or_else(|| panic!("unparsed:\n{text}"));
-    assert!(close(parsed, ns as f64 * 1e-9), "{parsed} vs {ns} ns:\n{text}");
+    assert!(
+        close(parsed, ns as f64 * 1e-9),
+        "{parsed} vs {ns} ns:\n{text}"
+    );
     // One kernel clock on both ends: software timestamps put the offset
     // within a few milliseconds at worst, not zero (it was waited for).
     assert!(ns != 0 && ns.abs() < 10_000_000, "{ns} ns:\n{text}");
@@ -440,5 +456,9 @@ fn ptp4l_slave_offset_from_its_master_through_pmc() {
     // Without phc2sys's word the slave's system clock is not steered from
     // the NIC: ptp alone gives no system clock bound.
     let host = HostClock::from_report("hostb", &format!("--- pmc\n{text}--- phc2sys\n"));
-    assert_eq!((host.error_s, host.source.as_deref()), (None, None), "{host:?}");
+    assert_eq!(
+        (host.error_s, host.source.as_deref()),
+        (None, None),
+        "{host:?}"
+    );
 }

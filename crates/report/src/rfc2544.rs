@@ -441,7 +441,8 @@ mod tests {
             "{text}"
         );
         // ... else one per load that has one.
-        let bad = "not comparable: the clocks' error is unknown (no synchronised chrony or PTP on c)";
+        let bad =
+            "not comparable: the clocks' error is unknown (no synchronised chrony or PTP on c)";
         let near = LatencyResult {
             latency_note: Some(bad.into()),
             ..near

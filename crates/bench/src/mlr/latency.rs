@@ -301,7 +301,9 @@ mod tests {
         assert_eq!((r[1].load_pps, r[1].trials, r[1].frames), (5000.0, 1, 4));
         assert_eq!((r[1].min_ns, r[1].max_ns), (1800, 1800));
         // One host: no note, the shared clock said.
-        assert!(r.iter().all(|r| r.latency_note.is_none() && r.clock == CLOCK));
+        assert!(r
+            .iter()
+            .all(|r| r.latency_note.is_none() && r.clock == CLOCK));
     }
 
     #[test]

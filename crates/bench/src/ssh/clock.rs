@@ -313,7 +313,8 @@ Leap status     : Normal
     // phc2sys's lines as `journalctl -o cat` shows them (syslog's
     // `[monotonic seconds] message`, linuxptp 3.1.1's print.c), the last
     // one the newest; widths as phc2sys.c's update_clock() prints them.
-    const PHC2SYS: &str = "[100.000] CLOCK_REALTIME phc offset       -40 s2 freq   +1200 delay    700
+    const PHC2SYS: &str =
+        "[100.000] CLOCK_REALTIME phc offset       -40 s2 freq   +1200 delay    700
 [101.000] CLOCK_REALTIME phc offset        25 s2 freq   +1234 delay    500
 ";
 
@@ -328,16 +329,19 @@ Leap status     : Normal
         assert_eq!(parse_time_status(""), None);
         let (o, d) = parse_phc2sys(PHC2SYS).unwrap();
         assert!(close(o, 25e-9) && close(d, 500e-9), "{o} {d}");
-        let summary = "[5.000] CLOCK_REALTIME rms    4 max    9 freq  +1230 +/-   2 delay   480 +/-   3\n";
+        let summary =
+            "[5.000] CLOCK_REALTIME rms    4 max    9 freq  +1230 +/-   2 delay   480 +/-   3\n";
         let (o, d) = parse_phc2sys(summary).unwrap();
         assert!(close(o, 9e-9) && close(d, 480e-9), "{o} {d}");
         // On stdout (-m) the program's name comes first.
-        let stdout = "phc2sys[6.000]: CLOCK_REALTIME phc offset        -7 s2 freq   +1234 delay    300\n";
+        let stdout =
+            "phc2sys[6.000]: CLOCK_REALTIME phc offset        -7 s2 freq   +1234 delay    300\n";
         let (o, d) = parse_phc2sys(stdout).unwrap();
         assert!(close(o, -7e-9) && close(d, 300e-9), "{o} {d}");
         // From a PPS source phc2sys says no delay: none to add. Its newest
         // line wins over the older one that had a delay.
-        let pps = format!("{PHC2SYS}[102.000] CLOCK_REALTIME pps offset        -3 s2 freq   +1230\n");
+        let pps =
+            format!("{PHC2SYS}[102.000] CLOCK_REALTIME pps offset        -3 s2 freq   +1230\n");
         let (o, d) = parse_phc2sys(&pps).unwrap();
         assert!(close(o, -3e-9) && d == 0.0, "{o} {d}");
         let pps_summary = "[7.000] CLOCK_REALTIME rms    2 max    5 freq  +1230 +/-   1\n";
