@@ -152,6 +152,15 @@ fn a_receiver_and_a_generator_job_count_the_same_frames() {
     assert_eq!(got["packets"].as_u64(), Some(packets), "{got}");
     assert_eq!(got["lost"], 0);
     assert_eq!(got["foreign"], 0);
+    // Every frame's latency comes along as histogram buckets, which the
+    // controller keeps for rfc2544's latency test.
+    let timed: u64 = got["latency_buckets"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{got}"))
+        .iter()
+        .map(|b| b[1].as_u64().unwrap())
+        .sum();
+    assert_eq!(timed, packets, "{got}");
     assert_eq!(rx.exit().0, 0);
 }
 

@@ -154,7 +154,9 @@ pub fn frame_loss_text(f: &FrameLoss) -> String {
 }
 
 /// The latency table: a row per load, its percentiles over every frame of
-/// its trials; then where the timestamps come from.
+/// its trials; then where the timestamps come from and, across hosts, what
+/// the clocks make of them: one `Clocks:` line when every load has the
+/// same note, else one per load.
 pub fn latency_text(rows: &[LatencyResult]) -> String {
     let Some(first) = rows.first() else {
         return String::new();
@@ -195,6 +197,25 @@ pub fn latency_text(rows: &[LatencyResult]) -> String {
         "  (0 % of PDR is the search's lowest load. Timestamps: {}.)\n",
         first.clock
     ));
+    let notes: Vec<Option<&String>> = rows.iter().map(|r| r.latency_note.as_ref()).collect();
+    match notes[0] {
+        Some(note) if notes.iter().all(|n| *n == Some(note)) => {
+            out.push_str(&format!("  Clocks: {note}\n"));
+        }
+        _ => {
+            for r in rows {
+                if let Some(note) = &r.latency_note {
+                    out.push_str(&format!(
+                        "  Clocks, {} {} {} at {} of PDR: {note}\n",
+                        r.config,
+                        r.traffic,
+                        r.size,
+                        percent(r.load_fraction).replace(' ', "")
+                    ));
+                }
+            }
+        }
+    }
     out
 }
 
@@ -380,6 +401,7 @@ mod tests {
             p999_ns: 2_000_000,
             max_ns: 3_000_000_000,
             clock: "one host".into(),
+            latency_note: None,
         };
         let text = latency_text(std::slice::from_ref(&row));
         let lines: Vec<&str> = text.lines().collect();
@@ -402,6 +424,37 @@ mod tests {
         );
         assert!(text.ends_with("Timestamps: one host.)\n"), "{text}");
         assert_eq!(latency_text(&[]), "");
+        // Across hosts: one line when every load has the same note...
+        let ok = "clocks of a and c synchronised to ±5.0 µs (ptp)";
+        let far = LatencyResult {
+            latency_note: Some(ok.into()),
+            clock: "two hosts".into(),
+            ..row.clone()
+        };
+        let near = LatencyResult {
+            load_fraction: 0.1,
+            ..far.clone()
+        };
+        let text = latency_text(&[far.clone(), near.clone()]);
+        assert!(
+            text.ends_with(&format!("Timestamps: two hosts.)\n  Clocks: {ok}\n")),
+            "{text}"
+        );
+        // ... else one per load that has one.
+        let bad =
+            "not comparable: the clocks' error is unknown (no synchronised chrony or PTP on c)";
+        let near = LatencyResult {
+            latency_note: Some(bad.into()),
+            ..near
+        };
+        let text = latency_text(&[far, near]);
+        assert!(
+            text.ends_with(&format!(
+                "Timestamps: two hosts.)\n  Clocks, police inet4 64 at 50% of PDR: {ok}\n  \
+                 Clocks, police inet4 64 at 10% of PDR: {bad}\n"
+            )),
+            "{text}"
+        );
     }
 
     #[test]

@@ -304,6 +304,7 @@ mod tests {
             load_fraction: None,
             latency_ns: None,
             drops: None,
+            latency_note: None,
         }
     }
 

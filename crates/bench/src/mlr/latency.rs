@@ -27,6 +27,12 @@ pub const CLOCK: &str = "one host: the generator stamps CLOCK_REALTIME into each
      the receiver takes the kernel's receive time (AF_PACKET) or CLOCK_REALTIME as it reads the frame (AF_XDP); \
      both ends run on this machine, so both read the same clock";
 
+/// Where the timestamps come from when the generator and the receiver are
+/// on different hosts ([`LatencyResult::latency_note`] says what that is
+/// worth).
+pub const CROSS_HOST_CLOCK: &str = "two hosts: the generator stamps its host's CLOCK_REALTIME into each frame, \
+     the receiver takes its own host's receive time; the latency is only as exact as the two clocks agree";
+
 /// One latency trial's histogram.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HistogramLine {
@@ -94,6 +100,10 @@ pub struct LatencyResult {
     pub p999_ns: u64,
     pub max_ns: u64,
     pub clock: String,
+    /// Across hosts: what the load's latency is worth, from its trials'
+    /// notes (a "not comparable" one wins); None on one host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_note: Option<String>,
 }
 
 /// Percentiles of merged buckets: (frames, min, p50, p90, p99, p99.9, max).
@@ -167,6 +177,7 @@ pub fn summarize(lines: &[TrialLine], histograms: &[HistogramLine]) -> Vec<Laten
                     p999_ns: 0,
                     max_ns: 0,
                     clock: CLOCK.into(),
+                    latency_note: None,
                 });
                 merged.push(Vec::new());
                 out.len() - 1
@@ -176,6 +187,13 @@ pub fn summarize(lines: &[TrialLine], histograms: &[HistogramLine]) -> Vec<Laten
         r.offered_pps = (r.offered_pps * r.trials as f64 + l.offered_pps) / (r.trials + 1) as f64;
         r.trials += 1;
         r.lost += l.lost;
+        if let Some(note) = &l.latency_note {
+            r.clock = CROSS_HOST_CLOCK.into();
+            let kept = r.latency_note.as_ref();
+            if kept.is_none_or(|k| !k.starts_with("not comparable")) {
+                r.latency_note = Some(note.clone());
+            }
+        }
         merged[i].extend_from_slice(&h.buckets);
     }
     for (r, buckets) in out.iter_mut().zip(&merged) {
@@ -242,6 +260,7 @@ mod tests {
             load_fraction: Some(fraction),
             latency_ns: None,
             drops: None,
+            latency_note: None,
         }
     }
 
@@ -281,5 +300,47 @@ mod tests {
         assert!((r[0].offered_pps - 990.0).abs() < 1e-9);
         assert_eq!((r[1].load_pps, r[1].trials, r[1].frames), (5000.0, 1, 4));
         assert_eq!((r[1].min_ns, r[1].max_ns), (1800, 1800));
+        // One host: no note, the shared clock said.
+        assert!(r
+            .iter()
+            .all(|r| r.latency_note.is_none() && r.clock == CLOCK));
+    }
+
+    #[test]
+    fn across_hosts_a_load_keeps_its_trials_worst_clock_note() {
+        let ok = "clocks of a and c synchronised to ±5.0 µs (chrony)";
+        let bad = "not comparable: the clocks of a and c may be ±5.0 µs apart (chrony), more than the smallest latency measured (4.5 µs)";
+        let noted = |fraction, rep, note: &str| TrialLine {
+            latency_note: Some(note.into()),
+            ..trial(fraction, rep, 1000.0)
+        };
+        // 0.1: not comparable in its second trial, and it stays so after a
+        // third that is; 0.5: synchronised in both.
+        let lines = [
+            noted(0.1, 1, ok),
+            noted(0.1, 2, bad),
+            noted(0.1, 3, ok),
+            noted(0.5, 1, ok),
+            noted(0.5, 2, ok),
+        ];
+        let hists = [
+            hist(0.1, 1, vec![(1000, 1)]),
+            hist(0.1, 2, vec![(4500, 1)]),
+            hist(0.1, 3, vec![(9000, 1)]),
+            hist(0.5, 1, vec![(8000, 1)]),
+            hist(0.5, 2, vec![(9000, 1)]),
+        ];
+        let r = summarize(&lines, &hists);
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].latency_note.as_deref(), Some(bad));
+        assert_eq!(r[1].latency_note.as_deref(), Some(ok));
+        assert!(r.iter().all(|r| r.clock == CROSS_HOST_CLOCK));
+        // The record says it; one host's results leave the key out.
+        let v = serde_json::to_value(&r[1]).unwrap();
+        assert_eq!(v["latency_note"], ok);
+        assert_eq!(v["clock"], CROSS_HOST_CLOCK);
+        let one = summarize(&[trial(0.1, 1, 1000.0)], &[hist(0.1, 1, vec![(1000, 1)])]);
+        let v = serde_json::to_value(&one[0]).unwrap();
+        assert!(v.get("latency_note").is_none(), "{v}");
     }
 }

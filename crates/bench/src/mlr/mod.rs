@@ -193,6 +193,7 @@ fn line_of(
         load_fraction: None,
         latency_ns: None,
         drops: Some(t.drops.clone()),
+        latency_note: t.latency_note.clone(),
     }
 }
 

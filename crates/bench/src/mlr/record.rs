@@ -76,6 +76,12 @@ pub struct TrialLine {
     /// run's result line); None in lines written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drops: Option<crate::drops::Drops>,
+    /// What the trial's one-way latency is worth when the generator and
+    /// the receiver are on different hosts (`crate::trial::TrialResult`'s
+    /// note: "clocks of A and C synchronised to ±X µs" or "not
+    /// comparable: ..."); None on one host, whose clock both share.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_note: Option<String>,
 }
 
 impl TrialLine {

@@ -34,10 +34,16 @@ pub struct Clocks {
 
 /// The shell lines that print what a host's clock daemons say, in
 /// sections [`HostClock::from_report`] reads; a daemon that is absent
-/// prints nothing.
+/// prints nothing that parses. chronyc asks chronyd's socket in /run/chrony,
+/// then 127.0.0.1:323; without a daemon it prints "506 Cannot talk to
+/// daemon". pmc's `-b 0` keeps the question to the local ptp4l (at its
+/// default /var/run/ptp4l); without one it prints only the line it sent.
+/// phc2sys's log is read only while a phc2sys runs, and only from this
+/// boot: the journal keeps the last words of one that stopped long ago.
 pub const CLOCK_SCRIPT: &str = "chronyc -n tracking 2>/dev/null; \
 echo '--- pmc'; pmc -u -b 0 'GET TIME_STATUS_NP' 2>/dev/null; \
-echo '--- phc2sys'; journalctl -t phc2sys -n 20 -o cat --no-pager 2>/dev/null; true";
+echo '--- phc2sys'; pgrep -x phc2sys >/dev/null 2>&1 && \
+journalctl -b -t phc2sys -n 20 -o cat --no-pager 2>/dev/null; true";
 
 /// `chronyc tracking` text: (offset, error bound) in seconds, or None
 /// when chrony does not say or is not synchronised.
@@ -70,7 +76,11 @@ pub fn parse_tracking(text: &str) -> Option<(f64, f64)> {
 }
 
 /// ptp4l's offset from its grandmaster in seconds, from `pmc`'s answer
-/// to `GET TIME_STATUS_NP`; None without a grandmaster.
+/// to `GET TIME_STATUS_NP`; None without a grandmaster. The grandmaster's
+/// own ptp4l says `gmPresent false` too (linuxptp's clock.c sets it when
+/// the grandmaster identity is the clock's own), as a lone ptp4l that
+/// hears no master does: the two cannot be told apart, so both count as
+/// unknown (crates/pktlab/tests/clocks.rs shows it on a real pair).
 pub fn parse_time_status(text: &str) -> Option<f64> {
     let mut offset = None;
     let mut gm = false;
@@ -88,7 +98,11 @@ pub fn parse_time_status(text: &str) -> Option<f64> {
 /// phc2sys's last word on the system clock: (offset, delay) in seconds,
 /// from its log lines (`CLOCK_REALTIME phc offset -8 s2 freq +12 delay
 /// 512`, or with `-u` its summaries `CLOCK_REALTIME rms 5 max 9 freq ...
-/// delay 512 +/- 3`, whose `max` is taken).
+/// delay 512 +/- 3`, whose `max` is taken). The formats are those of
+/// update_clock() and update_clock_stats() in phc2sys.c of linuxptp 3.1.1
+/// (Debian 12's): they leave the delay out when there is none to say (a
+/// PPS source), read here as 0. In the journal a line starts with
+/// `[monotonic seconds]`, on stdout (`-m`) with `phc2sys[...]: `.
 pub fn parse_phc2sys(text: &str) -> Option<(f64, f64)> {
     text.lines().rev().find_map(|line| {
         let words: Vec<&str> = line.split_whitespace().collect();
@@ -102,7 +116,7 @@ pub fn parse_phc2sys(text: &str) -> Option<(f64, f64)> {
             return None;
         }
         let offset = at("offset").or_else(|| at("max"))?;
-        Some((offset * 1e-9, at("delay")? * 1e-9))
+        Some((offset * 1e-9, at("delay").unwrap_or(0.0) * 1e-9))
     })
 }
 
@@ -282,10 +296,10 @@ Leap status     : Normal
         );
     }
 
-    // pmc's answer (linuxptp 4.0) on a host whose ptp4l follows a
-    // grandmaster.
+    // pmc's answer (linuxptp 3.1.1, Debian 12's) on a host whose ptp4l
+    // follows a grandmaster; its RESPONSE line ends in a space.
     const PMC: &str = "sending: GET TIME_STATUS_NP
-\t0c42a1.fffe.0b7e25-0 seq 0 RESPONSE MANAGEMENT TIME_STATUS_NP
+\t0c42a1.fffe.0b7e25-0 seq 0 RESPONSE MANAGEMENT TIME_STATUS_NP \n\
 \t\tmaster_offset              -11
 \t\tingress_time               1700000000123456789
 \t\tcumulativeScaledRateOffset +0.000000000
@@ -296,10 +310,12 @@ Leap status     : Normal
 \t\tgmIdentity                 001122.fffe.334455
 ";
 
-    // phc2sys's log lines, the last one the newest.
+    // phc2sys's lines as `journalctl -o cat` shows them (syslog's
+    // `[monotonic seconds] message`, linuxptp 3.1.1's print.c), the last
+    // one the newest; widths as phc2sys.c's update_clock() prints them.
     const PHC2SYS: &str =
-        "phc2sys[100.000]: CLOCK_REALTIME phc offset       -40 s2 freq   +1200 delay    700
-phc2sys[101.000]: CLOCK_REALTIME phc offset        25 s2 freq   +1234 delay    500
+        "[100.000] CLOCK_REALTIME phc offset       -40 s2 freq   +1200 delay    700
+[101.000] CLOCK_REALTIME phc offset        25 s2 freq   +1234 delay    500
 ";
 
     fn close(a: f64, b: f64) -> bool {
@@ -313,9 +329,30 @@ phc2sys[101.000]: CLOCK_REALTIME phc offset        25 s2 freq   +1234 delay    5
         assert_eq!(parse_time_status(""), None);
         let (o, d) = parse_phc2sys(PHC2SYS).unwrap();
         assert!(close(o, 25e-9) && close(d, 500e-9), "{o} {d}");
-        let summary = "phc2sys[5.0]: CLOCK_REALTIME rms    4 max    9 freq  +1230 +/-   2 delay   480 +/-   3\n";
+        let summary =
+            "[5.000] CLOCK_REALTIME rms    4 max    9 freq  +1230 +/-   2 delay   480 +/-   3\n";
         let (o, d) = parse_phc2sys(summary).unwrap();
         assert!(close(o, 9e-9) && close(d, 480e-9), "{o} {d}");
+        // On stdout (-m) the program's name comes first.
+        let stdout =
+            "phc2sys[6.000]: CLOCK_REALTIME phc offset        -7 s2 freq   +1234 delay    300\n";
+        let (o, d) = parse_phc2sys(stdout).unwrap();
+        assert!(close(o, -7e-9) && close(d, 300e-9), "{o} {d}");
+        // From a PPS source phc2sys says no delay: none to add. Its newest
+        // line wins over the older one that had a delay.
+        let pps =
+            format!("{PHC2SYS}[102.000] CLOCK_REALTIME pps offset        -3 s2 freq   +1230\n");
+        let (o, d) = parse_phc2sys(&pps).unwrap();
+        assert!(close(o, -3e-9) && d == 0.0, "{o} {d}");
+        let pps_summary = "[7.000] CLOCK_REALTIME rms    2 max    5 freq  +1230 +/-   1\n";
+        let (o, d) = parse_phc2sys(pps_summary).unwrap();
+        assert!(close(o, 5e-9) && d == 0.0, "{o} {d}");
+        // A PHC steered from the system clock (phc2sys -a's other
+        // direction) says nothing about the system clock.
+        assert_eq!(
+            parse_phc2sys("[8.000] eth0 sys offset        12 s2 freq    -40 delay   1100\n"),
+            None
+        );
         assert_eq!(
             parse_phc2sys("phc2sys[1.0]: reconfiguring after port state change\n"),
             None

@@ -101,8 +101,12 @@ impl Endpoint for Remote {
             match s.next(stop)? {
                 Reply::Listening { backend } => on_event(RxEvent::Ready { backend }),
                 Reply::RxInterval(iv) => on_event(RxEvent::Interval(iv)),
-                Reply::RxSummary(summary) => {
+                Reply::RxSummary {
+                    mut summary,
+                    latency_buckets,
+                } => {
                     s.finish();
+                    summary.latency_buckets = latency_buckets;
                     return Ok(summary);
                 }
                 other => return Err(unexpected(&self.host, &other)),

@@ -171,7 +171,15 @@ pub enum Reply {
     TxInterval(TxInterval),
     RxInterval(RxInterval),
     TxSummary(TxSummary),
-    RxSummary(RxSummary),
+    /// The receiver's summary, with every frame's latency as histogram
+    /// buckets, which the summary's own JSON leaves out (rfc2544's latency
+    /// test keeps them). A worker that sends none gives an empty list.
+    RxSummary {
+        #[serde(flatten)]
+        summary: RxSummary,
+        #[serde(default)]
+        latency_buckets: Vec<(u64, u64)>,
+    },
     /// A probe's answer.
     Port {
         mac: [u8; 6],

@@ -220,7 +220,10 @@ fn run<W: Write>(job: Checked, stop: &StopSignal, out: &mut Replies<W>) -> Resul
             });
             match result {
                 Ok(s) => {
-                    out.send(&Reply::RxSummary(s));
+                    out.send(&Reply::RxSummary {
+                        latency_buckets: s.latency_buckets.clone(),
+                        summary: s,
+                    });
                     Ok(())
                 }
                 Err(e) => out.fail(e.to_string()),

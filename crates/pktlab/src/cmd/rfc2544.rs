@@ -439,6 +439,12 @@ fn execute(
             campaign.name,
             target.describe()
         );
+        // Across hosts, one-way latency is only as good as the clocks (the
+        // latency test's results say so again for each load), as bench
+        // says it.
+        if let Some(clocks) = dir.env().ok().and_then(|e| e.clocks) {
+            println!("Clocks: {}", clocks.latency);
+        }
     }
     let stop = StopSignal::new();
     let method = Mlr::new(settings.clone(), dir.path.clone());
