@@ -138,10 +138,18 @@ fn the_search_finds_the_policer_rate() {
         assert!(u >= threshold * 0.98, "upper {u} below {threshold}");
         // Below: a 1 s trial that ran a little long lets the policer drop
         // a few frames at a load it passes in the fixed-rate run (seen:
-        // 3104 against 3295, 0.942), so the floor is 8 % under.
+        // 3104 against 3295, 0.942), so the floor is 8 % under. A
+        // generator that fell short (flagged) offered less than the
+        // search asked for (seen: 2880 of 3280 on a loaded host): then
+        // the load the search found is the one it asked for.
+        let found = if g["generator_limited"] == true {
+            li
+        } else {
+            l
+        };
         assert!(
-            l >= threshold * 0.92,
-            "lower {l} far below {threshold}:\n{trial_text}"
+            found >= threshold * 0.92,
+            "lower {found} far below {threshold}:\n{trial_text}"
         );
         assert_eq!(g["complete"], true);
         assert!(f(&g["conditional_throughput_pps"]) <= l);
