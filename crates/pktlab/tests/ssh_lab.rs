@@ -207,8 +207,17 @@ impl Lab {
         let d = self.path().display().to_string();
         let h = &self.hosts[i];
         let log = std::fs::File::create(format!("{d}/sshd_{}.log", h.name)).unwrap();
+        // Every host gets a home of its own, as a machine of its own would:
+        // bash reads ~/.bashrc for ssh commands, and this machine's may do
+        // slow or locking work (pyenv's rehash waits up to 60 s for a lock
+        // that a session killed by a test leaves behind). The bind mount
+        // stays in the mount namespace `ip netns exec` makes for sshd.
+        let home = format!("{d}/home_{}", h.name);
+        std::fs::create_dir_all(&home).unwrap();
         let child = Command::new("ip")
-            .args(["netns", "exec", &h.ns, "/usr/sbin/sshd", "-D", "-e", "-f"])
+            .args(["netns", "exec", &h.ns, "sh", "-c"])
+            .arg("mount --bind \"$0\" /root && exec /usr/sbin/sshd -D -e -f \"$1\"")
+            .arg(&home)
             .arg(format!("{d}/sshd_{}", h.name))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
