@@ -254,14 +254,32 @@ fn loss_and_duplicates_made_in_the_dut_same_as_afpacket() {
     aargs.extend_from_slice(&IDLE);
     let a = Receiver::start(&rcv, &aargs);
     // 5 frames per flow (sequence numbers 0..4) over 2000 flows.
+    let before = lab.refused();
     ok_in(
         &lab.ns("gen"),
         &["gen", "-i", "g0", "-n", "10000", "-R", "20kpps", "-q"],
     );
     let (_, xs) = x.wait(WAIT);
     let (_, as_) = a.wait(WAIT);
-    assert_eq!(counts(&xs), (10000, 2000, 2000, 0, 2000, 0));
-    assert_same(&xs, &as_);
+    let refused = lab.refused().since(&before);
+    if refused.total() == 0 {
+        assert_eq!(counts(&xs), (10000, 2000, 2000, 0, 2000, 0));
+        assert_same(&xs, &as_);
+    } else {
+        // A loaded host: a lab backlog refused frames too, so the counts
+        // are only bounded. d0's refusals come before nft (a refused frame
+        // 3 is also one duplicate fewer); r0's come after the XDP program
+        // passed the frame up, so AF_PACKET misses what XDP counted.
+        let (x, a) = (counts(&xs).0, counts(&as_).0);
+        assert!(
+            x <= 10000 && x + 2 * refused.dut + refused.rcv >= 10000,
+            "{x} received with {refused:?}: {xs}"
+        );
+        assert!(
+            a <= x && x - a <= refused.rcv,
+            "xdp {x}, afpacket {a} with {refused:?}"
+        );
+    }
 }
 
 #[test]
