@@ -131,6 +131,23 @@ mod tests {
     }
 
     #[test]
+    fn hand_computed_comparison_with_a_stddev_of_two() {
+        // baseline 0 2 4: mean 2, variance 4 (stddev 2); other 6 8 10:
+        // mean 8, variance 4. df 4, t(95%) 2.776; pooled s =
+        // sqrt((2*4 + 2*4) / 4) = 2; error = 2.776 * 2 * sqrt(2/3);
+        // percent = 6 * 100 / 2 = 300; ratio variance = 2*4 + 2*4 * 64/4
+        // = 136, weight 1/6, percent error = 2.776 * sqrt(136/6) * 50.
+        let base = summarize(&[0.0, 2.0, 4.0]).unwrap();
+        let other = summarize(&[6.0, 8.0, 10.0]).unwrap();
+        let c = compare(&base, &other, Confidence::P95);
+        assert_eq!(c.pooled_s, 2.0);
+        assert!((c.error - 2.776 * 2.0 * (2.0f64 / 3.0).sqrt()).abs() < 1e-12);
+        assert_eq!(c.percent, 300.0);
+        assert!((c.percent_error - 2.776 * (136.0f64 / 6.0).sqrt() * 50.0).abs() < 1e-9);
+        assert!(c.significant);
+    }
+
+    #[test]
     fn overlapping_samples_are_not_significant() {
         // Same means: difference 0 can never exceed the error.
         let base = summarize(&[1.0, 5.0, 9.0]).unwrap();

@@ -211,5 +211,10 @@ mod tests {
         assert_eq!(percentile(&v, -1.0), None);
         assert_eq!(percentile(&v, 100.5), None);
         assert_eq!(percentile(&v, f64::NAN), None);
+        // A rank that lands on a value takes it as it is, even beside an
+        // infinite neighbour (interpolating would give 1 + 0 * inf = NaN),
+        // as R's quantile(c(1, Inf), 0) gives 1.
+        assert_eq!(percentile(&[1.0, f64::INFINITY], 0.0), Some(1.0));
+        assert_eq!(percentile(&[f64::NEG_INFINITY, 1.0, 2.0], 50.0), Some(1.0));
     }
 }

@@ -256,3 +256,33 @@ fn analysis_has_the_rendered_figures() {
     assert_eq!(json["comparisons"][0]["t"], 2.776);
     assert_eq!(json["comparisons"][0]["significant"], true);
 }
+
+#[test]
+fn the_plot_spans_each_sets_avg_plus_and_minus_its_stddev() {
+    // Skewed sets whose avg - stddev lies below their minimum (a) and
+    // avg + stddev above their maximum (c): the plot's bounds come from
+    // those, not from the values. Expected output: Debian's ministat
+    // (`ministat -w 40 a c b`), the same plot code, run by hand.
+    let out = render(
+        &[
+            set("a", &[0.3, 0.7, 10.1]),
+            set("c", &[0.2, 9.6, 10.4]),
+            set("b", &[4.1, 5.3, 7.2]),
+        ],
+        &width(40),
+    );
+    let expected = format!(
+        "x a\n+ c\n* b\n\
+         +----------------------------------------+\n\
+         |      *x        *   *    *     + x+     |\n\
+         ||______M|______A|___A__A|_____|M_______||\n\
+         +----------------------------------------+\n\
+         {HEADER}\
+         x   3           0.3          10.1           0.7           3.7     5.5461698\n\
+         +   3           0.2          10.4           9.6     6.7333333     5.6721542\n\
+         No difference proven at 95.0% confidence\n\
+         *   3           4.1           7.2           5.3     5.5333333     1.5631165\n\
+         No difference proven at 95.0% confidence\n"
+    );
+    assert_eq!(out, expected);
+}
