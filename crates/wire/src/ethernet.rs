@@ -181,6 +181,15 @@ mod tests {
     }
 
     #[test]
+    fn priority_and_vlan_id_split_the_tci() {
+        // TCI 0xb064: PCP 5 (bits 15-13), DEI 1 (bit 12), VID 100.
+        let bytes = [0xb0, 0x64, 0x08, 0x00];
+        let tag = VlanTag::new_checked(&bytes[..]).unwrap();
+        assert_eq!((tag.pcp(), tag.vid(), tag.tci()), (5, 100, 0xb064));
+        assert_eq!(tag.inner_ethertype(), ethertype::IPV4);
+    }
+
+    #[test]
     fn construct() {
         let mut buf = [0u8; 20];
         let mut f = Frame::new_checked(&mut buf[..]).unwrap();
