@@ -15,6 +15,7 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use pktlab_engine::rx::RxSummary;
 use pktlab_engine::tx::TxSummary;
@@ -131,8 +132,48 @@ impl Window {
         let now = tracer
             .read()
             .map_err(|e| BenchError::Trial(format!("drop trace: {e}")))?;
-        Ok(Some(places.name(&now.since(&before))))
+        let grew = now.since(&before);
+        if grew.missed > 0 {
+            eprintln!("pktlab: warning: {}", missed_line(grew.missed));
+        }
+        Ok(Some(places.name(&grew)))
     }
+
+    /// Waits, at most `limit`, until the kernel has no frames left to
+    /// drop: every CPU's backlog is empty and the tracer's count has not
+    /// moved for 50 ms. A sender reads its window right after its last
+    /// frame; on a loaded host the DUT's softirq work can lag far behind
+    /// (a backlog of 1000 frames per CPU), and drops made after the read
+    /// would go uncounted.
+    pub fn settle(&self, limit: Duration) {
+        let Some(before) = &self.before else { return };
+        let total = || {
+            let s = STATE.lock().unwrap_or_else(|e| e.into_inner());
+            let (tracer, _) = s.tracer.as_ref()?;
+            tracer.read().ok().map(|c| c.since(before).total())
+        };
+        let deadline = Instant::now() + limit;
+        let mut last = total();
+        while Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+            let now = total();
+            if now == last && softnet::backlog_now().unwrap_or(0) == 0 {
+                return;
+            }
+            last = now;
+        }
+    }
+}
+
+/// Says that the kernel skipped the tracer on `n` drop events, since it
+/// was already running on that CPU: the places may hold fewer frames than
+/// were dropped.
+pub fn missed_line(n: u64) -> String {
+    format!(
+        "the drop tracer missed {n} kernel drop event{} (it was already running on that CPU): \
+         the places may count fewer frames than were dropped",
+        if n == 1 { "" } else { "s" }
+    )
 }
 
 /// Which side of the test a place is on.
@@ -696,6 +737,16 @@ mod tests {
     use pktlab_lab::ports::{InterfaceLab, Port};
 
     use super::*;
+
+    #[test]
+    fn the_missed_line_names_the_count() {
+        assert_eq!(
+            missed_line(1),
+            "the drop tracer missed 1 kernel drop event (it was already running on that CPU): \
+             the places may count fewer frames than were dropped"
+        );
+        assert!(missed_line(12).starts_with("the drop tracer missed 12 kernel drop events ("));
+    }
     use crate::target::{LabKind, Watched};
 
     /// A lab of ports in namespaces `gen`, `dut` and `rcv`.

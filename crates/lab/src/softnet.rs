@@ -59,6 +59,23 @@ pub fn read() -> Result<Vec<SoftnetCpu>, LabError> {
     })
 }
 
+/// The frames waiting in every CPU's backlog now: the 12th field
+/// (`softnet_backlog_len`, kernels since 5.10). None on older kernels,
+/// whose lines stop before it.
+pub fn backlog_len(text: &str) -> Option<u64> {
+    let mut total = 0;
+    for line in text.lines() {
+        let field = line.split_whitespace().nth(11)?;
+        total += u64::from(u32::from_str_radix(field, 16).ok()?);
+    }
+    Some(total)
+}
+
+/// [`backlog_len`] of the host now (None: unreadable or an older kernel).
+pub fn backlog_now() -> Option<u64> {
+    backlog_len(&std::fs::read_to_string(SOFTNET_STAT).ok()?)
+}
+
 /// What changed from `before` to `after`, per CPU present in both. The
 /// kernel's counters are 32 bits wide and wrap.
 pub fn deltas(before: &[SoftnetCpu], after: &[SoftnetCpu]) -> Vec<SoftnetCpu> {
@@ -89,6 +106,17 @@ pub fn dropped_on(deltas: &[SoftnetCpu], cpus: &[usize]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_backlog_is_the_twelfth_field_summed_over_cpus() {
+        let text = "00f4ca92 00000000 00000001 00000000 00000000 00000000 00000000 00000000 00000000 000000e2 00000000 0000001a 00000000 00000010 0000000a\n\
+                    00e4bc23 0017b3a0 00000010 00000000 00000000 00000000 00000000 00000000 00000000 00000136 00000000 00000003 00000001 00000003 00000000\n";
+        assert_eq!(backlog_len(text), Some(0x1a + 3));
+        // A 4.x kernel's eleven fields have no backlog length.
+        let old = "00f4ca92 00000000 00000001 00000000 00000000 00000000 00000000 00000000 00000000 000000e2 00000000\n";
+        assert_eq!(backlog_len(old), None);
+        assert_eq!(backlog_len("00f4ca92 00000000 00000001 00000000 00000000 00000000 00000000 00000000 00000000 000000e2 00000000 zz\n"), None);
+    }
 
     #[test]
     fn parses_this_kernels_format() {

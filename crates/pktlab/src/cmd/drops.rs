@@ -74,6 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 .filter(|(k, _)| k.netns == ino)
                 .collect(),
             overflow: c.overflow,
+            missed: c.missed,
         },
         None => c,
     };
@@ -125,7 +126,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     let seconds = (prev_at - start).as_secs_f64();
-    let named = places.name(&prev.since(&first));
+    let all = prev.since(&first);
+    if all.missed > 0 {
+        eprintln!(
+            "pktlab: warning: {}",
+            pktlab_bench::drops::missed_line(all.missed)
+        );
+    }
+    let named = places.name(&all);
     let line = if args.json {
         out::summary_json(seconds, &named).to_string()
     } else {

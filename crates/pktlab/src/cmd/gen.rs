@@ -127,6 +127,10 @@ pub struct Args {
 /// count.
 const IN_FLIGHT: Duration = Duration::from_millis(200);
 
+/// How much longer to wait, at most, for the host's backlogs to empty and
+/// the drops to stop (a loaded host's softirq work lags behind).
+const SETTLE_LIMIT: Duration = Duration::from_secs(3);
+
 pub fn run(args: Args) -> anyhow::Result<()> {
     let cfg = config(&args)?;
     // Off by default: gen cannot know the loss (the receiver does), so its
@@ -177,6 +181,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let dropped = match window {
         Some(w) => {
             std::thread::sleep(IN_FLIGHT);
+            w.settle(SETTLE_LIMIT);
             let lab = drops::LabNamespaces::builtin_around(&drops::own_netns());
             w.end()?.map(|k| drops::host_drops(&k, lab.as_ref()))
         }
