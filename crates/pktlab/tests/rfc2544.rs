@@ -183,8 +183,16 @@ fn the_search_finds_the_policer_rate() {
         );
         let offered = f(&p["offered_pps"]);
         let expected = ((offered - allowed) / offered).max(0.0);
+        let loss = f(&p["loss_ratio"]);
+        // A generator that fell behind its load (more than its 0.5 %
+        // tolerance) caught up in bursts, and the policer drops what
+        // overflows its bucket: more loss than an even rate would see
+        // (seen: 0.083 at 3392 pps offered of 4000, against 0.029 for an
+        // even 3392). Never less: the policer passes no more than its rate.
+        let short = offered < f(&p["intended_pps"]) * 0.995;
+        let slack_above = if short { 0.10 } else { 0.02 };
         assert!(
-            (f(&p["loss_ratio"]) - expected).abs() <= 0.02,
+            loss >= expected - 0.02 && loss <= expected + slack_above,
             "{p} vs {expected}"
         );
     }
