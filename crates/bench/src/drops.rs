@@ -120,8 +120,9 @@ pub fn begin_else(fallback: &str) -> Result<Window, BenchError> {
 }
 
 impl Window {
-    /// The named kernel places since [`begin`] (None: counters only).
-    pub fn end(self) -> Result<Option<Vec<NamedDrop>>, BenchError> {
+    /// The named kernel places since [`begin`] and the tracer's misses
+    /// (None: counters only).
+    pub fn end(self) -> Result<Option<Traced>, BenchError> {
         let Some(before) = self.before else {
             return Ok(None);
         };
@@ -136,7 +137,10 @@ impl Window {
         if grew.missed > 0 {
             eprintln!("pktlab: warning: {}", missed_line(grew.missed));
         }
-        Ok(Some(places.name(&grew)))
+        Ok(Some(Traced {
+            places: places.name(&grew),
+            missed: grew.missed,
+        }))
     }
 
     /// Waits, at most `limit`, until the kernel has no frames left to
@@ -163,6 +167,18 @@ impl Window {
             last = now;
         }
     }
+}
+
+/// What the tracer saw in a window.
+pub struct Traced {
+    /// Test frames dropped, by place.
+    pub places: Vec<NamedDrop>,
+    /// Drop events the kernel did not hand to the tracer.
+    pub missed: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Says that the kernel skipped the tracer on `n` drop events, since it
@@ -215,6 +231,11 @@ pub struct Drops {
     pub places: Vec<Place>,
     /// The tracer ran (false: counters only).
     pub traced: bool,
+    /// Kernel drop events the tracer was skipped on (it was already
+    /// running on that CPU): of any frame, so no place; the places may
+    /// count fewer test frames than were dropped by up to this many.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub tracer_missed: u64,
     /// Most of the loss was on the tester's side: the trial measured the
     /// tester, not the DUT.
     pub tester_limited: bool,
@@ -554,6 +575,7 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
         tester,
         unexplained: left,
         traced: kernel.is_some(),
+        tracer_missed: 0,
         tester_limited: lost > 0 && tester * 2 > lost,
         places,
     }
@@ -653,6 +675,7 @@ pub fn reconcile_receiver(
         tester,
         unexplained: left,
         traced: kernel.is_some(),
+        tracer_missed: 0,
         tester_limited: loss.lost > 0 && tester * 2 > loss.lost,
         places,
     }
@@ -737,6 +760,34 @@ mod tests {
     use pktlab_lab::ports::{InterfaceLab, Port};
 
     use super::*;
+
+    #[test]
+    fn tracer_misses_are_in_the_record_only_when_there_are_some() {
+        let mut d = Drops {
+            lost: 3,
+            dut: 2,
+            tester: 0,
+            unexplained: 1,
+            places: vec![],
+            traced: true,
+            tracer_missed: 0,
+            tester_limited: false,
+        };
+        let text = serde_json::to_string(&d).unwrap();
+        assert_eq!(
+            text,
+            r#"{"lost":3,"dut":2,"tester":0,"unexplained":1,"places":[],"traced":true,"tester_limited":false}"#
+        );
+        // A record written before the field reads as no misses.
+        assert_eq!(serde_json::from_str::<Drops>(&text).unwrap(), d);
+        d.tracer_missed = 5;
+        let text = serde_json::to_string(&d).unwrap();
+        assert!(
+            text.contains(r#""traced":true,"tracer_missed":5,"#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<Drops>(&text).unwrap(), d);
+    }
 
     #[test]
     fn the_missed_line_names_the_count() {
@@ -868,6 +919,7 @@ mod tests {
                     place("qdisc", "tbf drops", "-", 300),
                 ],
                 traced: true,
+                tracer_missed: 0,
                 tester_limited: false,
             }
         );
@@ -1256,6 +1308,7 @@ mod tests {
                     ring.clone(),
                 ],
                 traced: true,
+                tracer_missed: 0,
                 tester_limited: false,
             }
         );
@@ -1339,6 +1392,7 @@ mod tests {
             unexplained,
             tester_limited: false,
             traced,
+            tracer_missed: 0,
             places,
         }
     }

@@ -392,10 +392,10 @@ fn one_trial(
     let ethtool_drops =
         monitor::ethtool_deltas(&ethtool_before, &monitor::read_ethtool_drops(&lab.watched)?);
     let softnet = softnet::deltas(&softnet_before, &softnet::read()?);
-    let kernel = window.end()?;
-    let drops = drops::reconcile(
+    let traced = window.end()?;
+    let mut drops = drops::reconcile(
         lab,
-        kernel.as_deref(),
+        traced.as_ref().map(|t| t.places.as_slice()),
         &drops::Counters {
             tx: &tx,
             rx: &rx,
@@ -405,6 +405,7 @@ fn one_trial(
             softnet: &softnet,
         },
     );
+    drops.tracer_missed = traced.map_or(0, |t| t.missed);
     let dut_backlog_drops = lab
         .cpus
         .as_ref()

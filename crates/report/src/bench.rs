@@ -242,6 +242,7 @@ mod drops_tests {
             unexplained: 0,
             places: vec![place(Side::Dut, "nft_do_chain", "NETFILTER_DROP", 4000)],
             traced: true,
+            tracer_missed: 0,
             tester_limited: false,
         };
         // 4000 of 727273 sent is 0.550%.
@@ -274,6 +275,7 @@ mod drops_tests {
             unexplained: 0,
             places: vec![remote, unknown],
             traced: true,
+            tracer_missed: 0,
             tester_limited: false,
         };
         // 50 and 150 of 200: 25 % and 75 %.
@@ -297,6 +299,7 @@ mod drops_tests {
                 place(Side::Dut, "-", "tx_dropped", 10),
             ],
             traced: false,
+            tracer_missed: 0,
             tester_limited: true,
         };
         assert_eq!(
@@ -312,6 +315,7 @@ mod drops_tests {
             unexplained: 0,
             places: vec![],
             traced: true,
+            tracer_missed: 0,
             tester_limited: false,
         };
         assert_eq!(drops_line(&none, 1000), "lost 0 (0.00%)");

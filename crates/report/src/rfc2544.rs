@@ -351,6 +351,7 @@ mod tests {
             unexplained: 0,
             places: vec![place(Side::Dut, "NETFILTER_DROP", "nft_do_chain", 2000)],
             traced: true,
+            tracer_missed: 0,
             tester_limited: false,
         };
         assert_eq!(
@@ -371,6 +372,7 @@ mod tests {
                 ..place(Side::Tester, "ring_drops", "-", 60)
             }],
             traced: true,
+            tracer_missed: 0,
             tester_limited: true,
         };
         assert_eq!(

@@ -316,6 +316,7 @@ mod tests {
                     frames: 19,
                 }],
                 traced: true,
+                tracer_missed: 0,
                 tester_limited: false,
             },
             latency_note: None,

@@ -183,21 +183,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             std::thread::sleep(IN_FLIGHT);
             w.settle(SETTLE_LIMIT);
             let lab = drops::LabNamespaces::builtin_around(&drops::own_netns());
-            w.end()?.map(|k| drops::host_drops(&k, lab.as_ref()))
+            w.end()?
+                .map(|t| (drops::host_drops(&t.places, lab.as_ref()), t.missed))
         }
         None => None,
     };
     o.summary(
         || {
             let mut v = out::summary_json(&summary, &info);
-            if let Some(d) = &dropped {
+            if let Some((d, missed)) = &dropped {
                 v["drops"] = report_drops::host_drops_json(d);
+                if *missed > 0 {
+                    v["drops"]["tracer_missed"] = (*missed).into();
+                }
             }
             v
         },
         || {
             let mut text = out::summary_text(&summary, &info);
-            if let Some(d) = &dropped {
+            if let Some((d, _)) = &dropped {
                 text += &report_drops::host_drops_line(d);
                 text += "\n";
             }

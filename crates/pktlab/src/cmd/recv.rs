@@ -202,7 +202,7 @@ fn where_lost(
     cfg: &RecvConfig,
     window: drops::Window,
 ) -> anyhow::Result<(drops::Drops, u64)> {
-    let kernel = window.end()?;
+    let traced = window.end()?;
     let missing = expected.map_or(0, |n| out::missing_frames(s, n));
     let lost = s.lost + missing;
     let received = s
@@ -210,16 +210,17 @@ fn where_lost(
         .saturating_sub(s.foreign + s.untracked + s.duplicates);
     let netns = drops::own_netns();
     let lab = drops::LabNamespaces::builtin_around(&netns);
-    let d = drops::reconcile_receiver(
+    let mut d = drops::reconcile_receiver(
         &drops::ReceiverLoss {
             lost,
             ring_drops: s.ring_drops,
             netns: &netns,
             iface: cfg.iface.as_deref().unwrap_or("-"),
         },
-        kernel.as_deref(),
+        traced.as_ref().map(|t| t.places.as_slice()),
         lab.as_ref(),
     );
+    d.tracer_missed = traced.map_or(0, |t| t.missed);
     Ok((d, received + lost))
 }
 

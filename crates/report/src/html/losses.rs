@@ -169,6 +169,7 @@ mod tests {
             unexplained: 0,
             places: vec![remote, local],
             traced: false,
+            tracer_missed: 0,
             tester_limited: false,
         };
         let mut sums = Sums::new();
