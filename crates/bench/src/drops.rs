@@ -71,6 +71,11 @@ static STATE: Mutex<State> = Mutex::new(State {
     unavailable: false,
 });
 
+/// The mode set last.
+pub fn mode() -> DropTrace {
+    STATE.lock().unwrap_or_else(|e| e.into_inner()).mode
+}
+
 /// Sets the mode of the trials that follow.
 pub fn set_mode(mode: DropTrace) {
     let mut s = STATE.lock().unwrap_or_else(|e| e.into_inner());
@@ -95,17 +100,27 @@ pub fn begin() -> Result<Window, BenchError> {
 /// [`begin`], saying `fallback` (what the run does without the tracer)
 /// when the tracer cannot start in auto mode.
 pub fn begin_else(fallback: &str) -> Result<Window, BenchError> {
+    let (window, off) = begin_quietly()?;
+    if let Some(why) = off {
+        eprintln!("drop trace off: {why}; {fallback}");
+    }
+    Ok(window)
+}
+
+/// [`begin`], returning why the tracer could not start in auto mode
+/// (the first time only) instead of saying it: a worker sends it to its
+/// controller.
+pub fn begin_quietly() -> Result<(Window, Option<String>), BenchError> {
     let mut s = STATE.lock().unwrap_or_else(|e| e.into_inner());
     if s.mode == DropTrace::Off || s.unavailable {
-        return Ok(Window { before: None });
+        return Ok((Window { before: None }, None));
     }
     if s.tracer.is_none() {
         match DropTracer::start(false) {
             Ok(t) => s.tracer = Some((t, Places::load())),
             Err(e) if s.mode == DropTrace::Auto => {
-                eprintln!("drop trace off: {e}; {fallback}");
                 s.unavailable = true;
-                return Ok(Window { before: None });
+                return Ok((Window { before: None }, Some(e.to_string())));
             }
             Err(e) => return Err(BenchError::Trial(format!("drop trace: {e}"))),
         }
@@ -114,15 +129,28 @@ pub fn begin_else(fallback: &str) -> Result<Window, BenchError> {
     let before = tracer
         .read()
         .map_err(|e| BenchError::Trial(format!("drop trace: {e}")))?;
-    Ok(Window {
-        before: Some(before),
-    })
+    Ok((
+        Window {
+            before: Some(before),
+        },
+        None,
+    ))
 }
 
 impl Window {
     /// The named kernel places since [`begin`] and the tracer's misses
     /// (None: counters only).
     pub fn end(self) -> Result<Option<Traced>, BenchError> {
+        let traced = self.end_quietly()?;
+        if let Some(t) = traced.as_ref().filter(|t| t.missed > 0) {
+            eprintln!("pktlab: warning: {}", missed_line(t.missed));
+        }
+        Ok(traced)
+    }
+
+    /// [`Window::end`] without the warning on stderr: a worker sends its
+    /// misses to its controller, which says them with the host's name.
+    pub fn end_quietly(self) -> Result<Option<Traced>, BenchError> {
         let Some(before) = self.before else {
             return Ok(None);
         };
@@ -134,9 +162,6 @@ impl Window {
             .read()
             .map_err(|e| BenchError::Trial(format!("drop trace: {e}")))?;
         let grew = now.since(&before);
-        if grew.missed > 0 {
-            eprintln!("pktlab: warning: {}", missed_line(grew.missed));
-        }
         Ok(Some(Traced {
             places: places.name(&grew),
             missed: grew.missed,
@@ -170,11 +195,65 @@ impl Window {
 }
 
 /// What the tracer saw in a window.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Traced {
     /// Test frames dropped, by place.
     pub places: Vec<NamedDrop>,
     /// Drop events the kernel did not hand to the tracer.
     pub missed: u64,
+}
+
+/// A kernel drop seen by the tracer of one of the lab's hosts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostDrop {
+    /// None: this host; else the ssh destination whose worker saw it.
+    pub host: Option<String>,
+    pub drop: NamedDrop,
+}
+
+impl HostDrop {
+    /// This host's drops.
+    pub fn local(places: &[NamedDrop]) -> Vec<HostDrop> {
+        Self::on(None, places)
+    }
+
+    /// The drops a worker on `host` saw (None: this host).
+    pub fn on(host: Option<&str>, places: &[NamedDrop]) -> Vec<HostDrop> {
+        places
+            .iter()
+            .map(|d| HostDrop {
+                host: host.map(String::from),
+                drop: d.clone(),
+            })
+            .collect()
+    }
+}
+
+/// The places a worker reports: its tracer sees every namespace of its
+/// host's kernel, but only its ports' namespaces are the lab's. Its own
+/// namespace, where its ports without a namespace are, is named `host`,
+/// as the controller names such a port.
+pub fn worker_places(traced: Traced, port_netns: &[Option<String>], own: &str) -> Traced {
+    let keep = |ns: &str| {
+        port_netns
+            .iter()
+            .any(|p| p.as_deref() == Some(ns) || (p.is_none() && ns == own))
+    };
+    let places = traced
+        .places
+        .into_iter()
+        .filter(|d| keep(&d.netns))
+        .map(|mut d| {
+            if d.netns == own && !port_netns.iter().any(|p| p.as_deref() == Some(own)) {
+                d.netns = HOST.to_string();
+            }
+            d
+        })
+        .collect();
+    Traced {
+        places,
+        missed: traced.missed,
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -190,6 +269,19 @@ pub fn missed_line(n: u64) -> String {
          the places may count fewer frames than were dropped",
         if n == 1 { "" } else { "s" }
     )
+}
+
+/// Says once per host, on stderr, that a remote host's tracer could not
+/// start and why.
+pub fn say_remote_off(host: &str, why: &str) {
+    static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if !said.iter().any(|h| h == host) {
+        said.push(host.to_string());
+        eprintln!(
+            "drop trace off on {host}: {why}; the loss there is attributed from counters only"
+        );
+    }
 }
 
 /// Which side of the test a place is on.
@@ -252,14 +344,45 @@ pub struct Counters<'a> {
     pub softnet: &'a [SoftnetCpu],
 }
 
-/// The lab's namespaces as the tracer names them, by side: the
-/// generator's and the receiver's are the tester's, the DUT ports' the
-/// DUT's. A port with no namespace is in this process's (`host`).
+/// A namespace on one of the lab's hosts, as that host's tracer names
+/// it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NsAt {
+    /// None: this host; else its ssh destination.
+    pub host: Option<String>,
+    pub netns: String,
+}
+
+impl NsAt {
+    fn local(netns: &str) -> NsAt {
+        NsAt {
+            host: None,
+            netns: netns.into(),
+        }
+    }
+
+    /// A port's namespace on `host`: one without a namespace is in the
+    /// host's own (`host`).
+    fn of_port(host: Option<&str>, netns: &Option<String>) -> NsAt {
+        NsAt {
+            host: host.map(String::from),
+            netns: netns.clone().unwrap_or_else(|| HOST.to_string()),
+        }
+    }
+
+    fn is(&self, host: Option<&str>, netns: &str) -> bool {
+        self.host.as_deref() == host && self.netns == netns
+    }
+}
+
+/// The lab's namespaces as the tracers name them, by side and host: the
+/// generators' and the receiver's are the tester's, the DUT ports' the
+/// DUT's.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LabNamespaces {
-    gen: String,
-    rcv: String,
-    dut: Vec<String>,
+    gen: Vec<NsAt>,
+    rcv: NsAt,
+    dut: Vec<NsAt>,
 }
 
 /// This process's network namespace as the tracer names it: its `ip
@@ -272,6 +395,15 @@ pub fn own_netns() -> String {
 }
 
 impl LabNamespaces {
+    /// Namespaces all on this host.
+    pub fn local(gen: &str, rcv: &str, dut: &[&str]) -> LabNamespaces {
+        LabNamespaces {
+            gen: vec![NsAt::local(gen)],
+            rcv: NsAt::local(rcv),
+            dut: dut.iter().map(|d| NsAt::local(d)).collect(),
+        }
+    }
+
     /// The built-in lab around a `gen` or `recv` run in namespace `own`
     /// (as [`own_netns`] names it): `<prefix>-gen`, `<prefix>-dut` and
     /// `<prefix>-rcv`, when `own` is the generator's or the receiver's and
@@ -280,39 +412,58 @@ impl LabNamespaces {
         let prefix = own
             .strip_suffix("-rcv")
             .or_else(|| own.strip_suffix("-gen"))?;
-        let lab = LabNamespaces {
-            gen: format!("{prefix}-gen"),
-            rcv: format!("{prefix}-rcv"),
-            dut: vec![format!("{prefix}-dut")],
-        };
-        [&lab.gen, &lab.rcv, &lab.dut[0]]
+        let (gen, rcv, dut) = (
+            format!("{prefix}-gen"),
+            format!("{prefix}-rcv"),
+            format!("{prefix}-dut"),
+        );
+        [&gen, &rcv, &dut]
             .iter()
             .all(|n| netns_inode(Some(n)).is_ok())
-            .then_some(lab)
+            .then(|| LabNamespaces::local(&gen, &rcv, &[&dut]))
     }
 
     fn of(lab: &Target) -> LabNamespaces {
-        let name = |ns: &Option<String>| ns.clone().unwrap_or_else(|| HOST.to_string());
-        LabNamespaces {
-            gen: name(&lab.gen.netns),
-            rcv: name(&lab.rcv.netns),
-            dut: lab
-                .watched
+        let dest = |r: &Option<crate::ssh::Remote>| r.as_ref().map(|r| r.host.dest().to_string());
+        let gen = match &lab.generators {
+            Some(g) => g
+                .parts
                 .iter()
-                .filter(|w| w.role.starts_with("dut"))
-                .map(|w| name(&w.port.netns))
+                .map(|p| NsAt::of_port(dest(&p.remote).as_deref(), &p.port.netns))
                 .collect(),
+            None => vec![NsAt::of_port(
+                dest(&lab.gen_remote).as_deref(),
+                &lab.gen.netns,
+            )],
+        };
+        let local_dut = lab
+            .watched
+            .iter()
+            .filter(|w| w.role.starts_with("dut"))
+            .map(|w| NsAt::of_port(None, &w.port.netns));
+        let remote_dut = lab.observers.iter().flat_map(|o| {
+            o.ports
+                .iter()
+                .filter(|p| p.role.starts_with("dut"))
+                .map(|p| NsAt::of_port(Some(o.host.dest()), &p.netns))
+        });
+        LabNamespaces {
+            gen,
+            rcv: NsAt::of_port(dest(&lab.rcv_remote).as_deref(), &lab.rcv.netns),
+            dut: local_dut.chain(remote_dut).collect(),
         }
     }
 
-    /// The side of a kernel event in `netns` with `reason`, or None when
-    /// it is not this run's loss.
-    pub fn side(&self, netns: &str, reason: &str) -> Option<Side> {
-        if self.dut.iter().any(|d| d == netns) && netns != self.gen && netns != self.rcv {
+    /// The side of a kernel event in `netns` on `host` (None: this one)
+    /// with `reason`, or None when it is not this run's loss.
+    pub fn side(&self, host: Option<&str>, netns: &str, reason: &str) -> Option<Side> {
+        let is_gen = self.gen.iter().any(|g| g.is(host, netns));
+        let is_rcv = self.rcv.is(host, netns);
+        if self.dut.iter().any(|d| d.is(host, netns)) && !is_gen && !is_rcv {
             Some(Side::Dut)
-        } else if netns == self.rcv {
+        } else if is_rcv {
             (reason == "CPU_BACKLOG").then_some(Side::Tester)
-        } else if netns == self.gen {
+        } else if is_gen {
             Some(Side::Tester)
         } else {
             None
@@ -358,8 +509,16 @@ fn host_name(host: &Option<String>) -> String {
     host.clone().unwrap_or_else(|| "local".into())
 }
 
-/// Splits the trial's loss over the places.
+/// Splits the trial's loss over the places, with this host's kernel
+/// events only.
 pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -> Drops {
+    let kernel = kernel.map(HostDrop::local);
+    reconcile_on_hosts(lab, kernel.as_deref(), c)
+}
+
+/// Splits the trial's loss over the places, with the kernel events of
+/// every host whose tracer ran (None: none ran).
+pub fn reconcile_on_hosts(lab: &Target, kernel: Option<&[HostDrop]>, c: &Counters<'_>) -> Drops {
     let received = c.rx.packets - c.rx.foreign;
     let lost = c.tx.packets.saturating_sub(received);
     let namespaces = LabNamespaces::of(lab);
@@ -386,20 +545,21 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
     // counter's place: they are taken off that counter, so that a counter
     // adds only the frames the tracer missed at its own place (under load
     // the tracer misses some; the rest must not land on another counter).
-    let mut seen: HashMap<(String, String, &str), u64> = HashMap::new();
+    let mut seen: HashMap<(Option<String>, String, String, &str), u64> = HashMap::new();
     // The DUT CPUs' backlog refusals already placed (events, then the
-    // DUT interfaces' rx_dropped): the softnet counter counts them too.
+    // DUT interfaces' rx_dropped): the softnet counter (this host's)
+    // counts them too.
     let mut dut_backlog = 0u64;
-    for k in kernel.unwrap_or_default() {
-        let Some(side) = namespaces.side(&k.netns, &k.reason) else {
+    for HostDrop { host, drop: k } in kernel.unwrap_or_default() {
+        let Some(side) = namespaces.side(host.as_deref(), &k.netns, &k.reason) else {
             continue;
         };
-        if side == Side::Dut && k.reason == "CPU_BACKLOG" {
+        if side == Side::Dut && k.reason == "CPU_BACKLOG" && host.is_none() {
             dut_backlog += k.frames;
         }
         if let Some(counter) = counter_of_kernel_reason(&k.reason) {
             *seen
-                .entry((k.netns.clone(), k.iface.clone(), counter))
+                .entry((host.clone(), k.netns.clone(), k.iface.clone(), counter))
                 .or_default() += k.frames;
         }
         let n = k.frames.min(left);
@@ -407,7 +567,7 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
             left -= n;
             places.push(place(
                 side,
-                &None,
+                host,
                 &k.netns,
                 &k.iface,
                 "kernel",
@@ -430,11 +590,10 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
     // The qdisc, ethtool and softnet readers read this host only (a
     // remote host's ports are read by its worker, into `ifaces` with their
     // host), so only an interface counter can be another host's.
-    let rcv_ns = namespaces.rcv.clone();
     let mut counters: Vec<CounterRow> = vec![(
         Side::Tester,
-        None,
-        rcv_ns,
+        namespaces.rcv.host.clone(),
+        namespaces.rcv.netns.clone(),
         lab.rcv.iface.clone(),
         "ring",
         "ring_drops".into(),
@@ -524,8 +683,7 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
         let ns = namespaces
             .dut
             .first()
-            .cloned()
-            .unwrap_or_else(|| "-".into());
+            .map_or_else(|| "-".into(), |d| d.netns.clone());
         counters.push((
             Side::Dut,
             None,
@@ -537,16 +695,15 @@ pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -
         ));
     }
     for (side, host, ns, iface, layer, reason, n) in counters {
-        // The tracer runs on this host only: another host's counter
-        // describes none of its events, nor this host's CPUs' backlogs.
+        // A counter describes the events of its own host's tracer only
+        // (the ring's frames are no kernel event).
         let counter = match (layer, reason.as_str()) {
-            _ if host.is_some() => None,
             ("qdisc", _) => Some("qdisc"),
             ("interface", "rx_dropped") => Some("rx_dropped"),
             _ => None,
         };
         let traced = counter
-            .and_then(|counter| seen.get_mut(&(ns.clone(), iface.clone(), counter)))
+            .and_then(|counter| seen.get_mut(&(host.clone(), ns.clone(), iface.clone(), counter)))
             .map(std::mem::take)
             .unwrap_or(0);
         let mut n = n.saturating_sub(traced);
@@ -594,7 +751,7 @@ fn side_outside_bench(
     reason: &str,
 ) -> Option<Side> {
     match lab {
-        Some(lab) => lab.side(netns, reason),
+        Some(lab) => lab.side(None, netns, reason),
         None if receiver == Some(netns) => (reason == "CPU_BACKLOG").then_some(Side::Tester),
         None => Some(Side::Unknown),
     }
@@ -712,6 +869,10 @@ pub struct LossSum {
     pub places: Vec<Place>,
     /// Runs that were tester-limited.
     pub tester_limited: usize,
+    /// Kernel drop events the tracers missed over the runs: the places
+    /// may hold up to this many frames fewer than were dropped there.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub tracer_missed: u64,
 }
 
 impl LossSum {
@@ -720,6 +881,7 @@ impl LossSum {
         self.runs += 1;
         self.untraced += usize::from(!d.traced);
         self.tester_limited += usize::from(d.tester_limited);
+        self.tracer_missed += d.tracer_missed;
         self.lost += d.lost;
         self.dut += d.dut;
         self.tester += d.tester;
@@ -799,6 +961,7 @@ mod tests {
         assert!(missed_line(12).starts_with("the drop tracer missed 12 kernel drop events ("));
     }
     use crate::target::{LabKind, Watched};
+    use crate::worker::protocol::RolePort;
 
     /// A lab of ports in namespaces `gen`, `dut` and `rcv`.
     fn lab() -> Target {
@@ -1261,11 +1424,7 @@ mod tests {
         // backlog refusals and 900 "not for this host" drops in its own
         // namespace (no loss), 50 dropped in another lab (not this run's),
         // 150 ring drops; 50 unexplained.
-        let lab = LabNamespaces {
-            gen: "lab-gen".into(),
-            rcv: "lab-rcv".into(),
-            dut: vec!["lab-dut".into()],
-        };
+        let lab = LabNamespaces::local("lab-gen", "lab-rcv", &["lab-dut"]);
         let mut nft = event("lab-dut", "d0", "NETFILTER_DROP", 2000);
         nft.location = "nft_do_chain".into();
         let mut backlog = event("lab-rcv", "r0", "CPU_BACKLOG", 300);
@@ -1338,12 +1497,123 @@ mod tests {
     }
 
     #[test]
-    fn a_generator_sees_its_labs_drops_only() {
-        let lab = LabNamespaces {
-            gen: "lab-gen".into(),
-            rcv: "lab-rcv".into(),
-            dut: vec!["lab-dut".into()],
+    fn a_remote_duts_drops_are_placed_on_its_host_and_no_other_hosts() {
+        // The DUT is hostb, watched by a worker; the generator and the
+        // receiver are here. 1000 sent, 0 received. hostb's tracer saw 600
+        // nft drops on d0, 300 qdisc drops on d1 and 40 backlog refusals
+        // on d0, whose rx_dropped (read there) says 50: it adds 10. This
+        // host's tracer saw drops in its own `host` namespace, which is no
+        // port of this lab here, and hostc is no host of the lab.
+        let mut lab = lab();
+        lab.watched.retain(|w| !w.role.starts_with("dut"));
+        let port = |role: &str, iface: &str| RolePort {
+            role: role.into(),
+            iface: iface.into(),
+            netns: None,
         };
+        lab.observers = vec![crate::ssh::observe::Observer {
+            host: crate::ssh::SshHost::new(
+                "hostb",
+                None,
+                Vec::new(),
+                crate::ssh::ControlDir::new().unwrap(),
+            ),
+            role: "dut".into(),
+            ports: vec![port("dut_in", "d0"), port("dut_out", "d1")],
+            cpus: true,
+            run_limit: Duration::from_secs(10),
+        }];
+        let (tx, rx) = summaries(1000, 0);
+        let ifaces = [crate::monitor::IfaceCounters {
+            role: "dut_in".into(),
+            ns: None,
+            host: Some("hostb".into()),
+            iface: "d0".into(),
+            counters: pktlab_io::iface::IfCounters {
+                rx_dropped: 50,
+                ..Default::default()
+            },
+        }];
+        let c = Counters {
+            tx: &tx,
+            rx: &rx,
+            ifaces: &ifaces,
+            qdiscs: &[],
+            ethtool: &[],
+            softnet: &[],
+        };
+        let at = |host: Option<&str>, e: NamedDrop| HostDrop {
+            host: host.map(String::from),
+            drop: e,
+        };
+        let kernel = [
+            at(Some("hostb"), event("host", "d0", "NETFILTER_DROP", 600)),
+            at(Some("hostb"), event("host", "d1", "QDISC_DROP", 300)),
+            at(Some("hostb"), event("host", "d0", "CPU_BACKLOG", 40)),
+            at(None, event("host", "d0", "NETFILTER_DROP", 999)),
+            at(None, event("dut", "d0", "NETFILTER_DROP", 999)),
+            at(Some("hostc"), event("host", "r0", "CPU_BACKLOG", 999)),
+        ];
+        let d = reconcile_on_hosts(&lab, Some(&kernel), &c);
+        let place = |iface: &str, layer: &str, reason: &str, location: &str, frames| Place {
+            side: Side::Dut,
+            host: "hostb".into(),
+            netns: "host".into(),
+            iface: iface.into(),
+            layer: layer.into(),
+            reason: reason.into(),
+            location: location.into(),
+            frames,
+        };
+        let q = "__dev_queue_xmit";
+        assert_eq!(
+            d.places,
+            vec![
+                place("d0", "kernel", "NETFILTER_DROP", q, 600),
+                place("d1", "kernel", "QDISC_DROP", q, 300),
+                place("d0", "kernel", "CPU_BACKLOG", q, 40),
+                place("d0", "interface", "rx_dropped", "-", 10),
+            ]
+        );
+        assert_eq!((d.lost, d.dut, d.tester, d.unexplained), (1000, 950, 0, 50));
+    }
+
+    #[test]
+    fn a_worker_keeps_its_ports_namespaces_and_calls_its_own_host() {
+        // A worker in namespace `ns-b` with ports there (no namespace
+        // given) and in `x`: `other` is another lab's.
+        let traced = Traced {
+            places: vec![
+                event("ns-b", "d0", "NETFILTER_DROP", 10),
+                event("x", "d1", "QDISC_DROP", 5),
+                event("other", "d0", "NETFILTER_DROP", 7),
+            ],
+            missed: 3,
+        };
+        let kept = worker_places(traced, &[None, Some("x".into())], "ns-b");
+        assert_eq!(
+            kept,
+            Traced {
+                places: vec![
+                    event("host", "d0", "NETFILTER_DROP", 10),
+                    event("x", "d1", "QDISC_DROP", 5),
+                ],
+                missed: 3,
+            }
+        );
+        // Ports all in named namespaces: the worker's own is not the lab's.
+        let traced = Traced {
+            places: vec![event("ns-b", "d0", "NETFILTER_DROP", 10)],
+            missed: 0,
+        };
+        assert!(worker_places(traced, &[Some("x".into())], "ns-b")
+            .places
+            .is_empty());
+    }
+
+    #[test]
+    fn a_generator_sees_its_labs_drops_only() {
+        let lab = LabNamespaces::local("lab-gen", "lab-rcv", &["lab-dut"]);
         let mut blackhole = event("lab-dut", "d0", "NOT_SPECIFIED", 100);
         blackhole.location = "ip_error".into();
         let kernel = [

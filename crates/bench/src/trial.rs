@@ -13,7 +13,7 @@ use pktlab_engine::tx::{TxEvent, TxPlan, TxSummary};
 use pktlab_engine::StopSignal;
 use pktlab_lab::softnet::{self, SoftnetCpu};
 
-use crate::drops::{self, Drops};
+use crate::drops::{self, Drops, HostDrop};
 use crate::endpoint::{BenchIo, Endpoint, Local};
 use crate::late;
 use crate::monitor::{self, IfaceCounters, IfaceEthtool, IfaceQdisc, Second};
@@ -385,7 +385,14 @@ fn one_trial(
     let (mut seconds, observed) = seconds?;
     let after = monitor::read_counters(&lab.watched)?;
     let mut lab_counters = monitor::counter_deltas(&before, &after);
-    for o in observed {
+    // Each host's tracer: its drops, and whether every host's ran.
+    let mut remote_drops = Vec::new();
+    let mut every_host_traced = true;
+    for mut o in observed {
+        match o.drops.take() {
+            Some(t) => remote_drops.push((o.host.clone(), t)),
+            None => every_host_traced = false,
+        }
         observe::merge(&mut seconds, &mut lab_counters, o);
     }
     let qdiscs = monitor::qdisc_deltas(&qdiscs_before, &monitor::read_qdiscs(&lab.watched)?);
@@ -393,9 +400,18 @@ fn one_trial(
         monitor::ethtool_deltas(&ethtool_before, &monitor::read_ethtool_drops(&lab.watched)?);
     let softnet = softnet::deltas(&softnet_before, &softnet::read()?);
     let traced = window.end()?;
-    let mut drops = drops::reconcile(
+    let local_traced = traced.is_some();
+    let mut missed = traced.as_ref().map_or(0, |t| t.missed);
+    let mut kernel = traced.map(|t| HostDrop::local(&t.places));
+    for (host, t) in &remote_drops {
+        missed += t.missed;
+        kernel
+            .get_or_insert_with(Vec::new)
+            .extend(HostDrop::on(Some(host), &t.places));
+    }
+    let mut drops = drops::reconcile_on_hosts(
         lab,
-        traced.as_ref().map(|t| t.places.as_slice()),
+        kernel.as_deref(),
         &drops::Counters {
             tx: &tx,
             rx: &rx,
@@ -405,7 +421,8 @@ fn one_trial(
             softnet: &softnet,
         },
     );
-    drops.tracer_missed = traced.map_or(0, |t| t.missed);
+    drops.tracer_missed = missed;
+    drops.traced = local_traced && every_host_traced;
     let dut_backlog_drops = lab
         .cpus
         .as_ref()

@@ -589,6 +589,76 @@ fn two_generators_on_two_hosts_add_up_and_every_stream_is_checked() {
 
 /// The counter of `which` of interface (`host`, `role`, `iface`) in a list
 /// of interface counters of a run file.
+#[test]
+fn a_remote_duts_nft_drops_are_traced_on_its_host() {
+    let _serial = one_at_a_time();
+    let lab = Lab::new(&["a", "b", "c"], &["a", "b", "c"]);
+    let d0 = lab.cable("a", "b", "c");
+    // The DUT on B drops each stream's frame with sequence number 2 (the
+    // payload's 32-bit sequence is 13 bytes into the UDP header): 3 s at
+    // 5 kpps over 2000 streams gets every stream past it, so exactly 2000
+    // frames are lost, all on B.
+    let b = lab.ns("b");
+    sh(&format!(
+        "ip netns exec {b} nft 'add table ip sshdrops; \
+         add chain ip sshdrops forward_test {{ type filter hook forward priority 0; }}; \
+         add rule ip sshdrops forward_test udp dport 2000 @th,104,32 2 drop'"
+    ));
+    let file = lab.campaign("drops.toml", &three_host_campaign(&d0, 1, "3s"));
+    let out_dir = lab.path().join("r");
+    let out = lab.bench(&[
+        "-f",
+        file.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let lines =
+        json_lines(&std::fs::read_to_string(out_dir.join("runs/default.inet4.1.jsonl")).unwrap());
+    let result = lines.iter().find(|l| l["type"] == "result").unwrap();
+    let sent = result["tx"]["packets"].as_u64().unwrap();
+    assert!((7_500..=15_100).contains(&sent), "{sent} frames sent");
+    assert_eq!(
+        result["rx"]["packets"].as_u64(),
+        Some(sent - 2000),
+        "{result}"
+    );
+    let d = &result["drops"];
+    assert_eq!(d["lost"], 2000, "{d}");
+    // Every host's tracer ran; B's saw nft's drops in its own namespace
+    // (which it calls host). The controller's tracer sees the same kernel
+    // here, but B's namespace is no place of this host's lab: nothing is
+    // counted twice. The tracer may miss a few under load.
+    assert_eq!(d["traced"], true, "{d}");
+    let traced = d["places"][0]["frames"].as_u64().unwrap();
+    common::assert_traced(traced, 2000, &d.to_string());
+    assert_eq!(
+        d["places"][0],
+        serde_json::json!({"side": "dut", "host": "hostb", "netns": "host", "iface": "d0",
+            "layer": "kernel", "reason": "NETFILTER_DROP", "location": "nft_do_chain",
+            "frames": traced}),
+        "{d}"
+    );
+    assert_eq!(
+        d["dut"].as_u64().unwrap() + d["unexplained"].as_u64().unwrap(),
+        2000,
+        "{d}"
+    );
+    assert_eq!(d["tester"], 0, "{d}");
+    assert_eq!(d["tester_limited"], false, "{d}");
+    if traced == 2000 {
+        assert_eq!(d["places"].as_array().unwrap().len(), 1, "{d}");
+        // The line people read names the DUT's host (2000 of at most
+        // 15100 is above 10 %: a whole percent).
+        let want = format!(
+            "lost 2000 ({:.0}%): DUT hostb:nft_do_chain NETFILTER_DROP 2000 (100%)",
+            2000.0 * 100.0 / sent as f64
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.lines().any(|l| l == want), "{want} not in {stdout}");
+    }
+}
+
 fn iface_counter(list: &Value, host: &str, role: &str, iface: &str, which: &str) -> Option<u64> {
     list.as_array()
         .unwrap()

@@ -94,7 +94,7 @@ fn gen_job(v: &VethNs, duration: f64, deadline: f64) -> Value {
         .map(|b| u8::from_str_radix(b, 16).unwrap())
         .collect();
     json!({
-        "version": 2,
+        "version": 3,
         "deadline_secs": deadline,
         "task": {
             "role": "gen", "io": "afpacket", "iface": "va",
@@ -119,14 +119,14 @@ fn a_receiver_and_a_generator_job_count_the_same_frames() {
     let v = VethNs::new();
     let mut rx = Worker::start(&v.ns);
     rx.send(&json!({
-        "version": 2, "deadline_secs": 30.0,
+        "version": 3, "deadline_secs": 30.0,
         "task": {"role": "recv", "io": "afpacket", "iface": "vb", "threads": 1,
                  "count": null, "duration_secs": null, "idle_secs": null,
                  "interval_secs": 0.25, "cpus": [], "netns": null}
     }));
     let ready = rx.next();
     assert_eq!(ready["type"], "ready");
-    assert_eq!(ready["version"], 2);
+    assert_eq!(ready["version"], 3);
     assert_eq!(ready["pktlab"], env!("CARGO_PKG_VERSION"));
     // Its clock is this host's.
     let now = pktlab_io::clock::realtime_ns();
@@ -217,7 +217,7 @@ fn another_protocol_version_or_a_bad_job_is_one_error_line_and_exit_1() {
     let e = w.next();
     assert_eq!(e["type"], "error");
     let msg = format!(
-        "protocol version 1 from the controller, but this worker (pktlab {}) speaks version 2: use the same pktlab version on every host",
+        "protocol version 1 from the controller, but this worker (pktlab {}) speaks version 3: use the same pktlab version on every host",
         env!("CARGO_PKG_VERSION")
     );
     assert_eq!(e["message"], msg.as_str());
@@ -249,7 +249,7 @@ fn an_observer_counts_a_generators_frames_per_interval_and_in_total() {
     let v = VethNs::new();
     let mut obs = Worker::start(&v.ns);
     obs.send(&json!({
-        "version": 2, "deadline_secs": 30.0,
+        "version": 3, "deadline_secs": 30.0,
         "task": {"role": "observe", "cpus": true, "interval_secs": 0.25,
                  "ports": [{"role": "gen", "iface": "va", "netns": null},
                            {"role": "rcv", "iface": "vb", "netns": null}]}
@@ -271,14 +271,15 @@ fn an_observer_counts_a_generators_frames_per_interval_and_in_total() {
 
     obs.send(&json!({"type": "stop"}));
     let mut seconds = Vec::new();
-    let totals = loop {
+    let observed = loop {
         let line = obs.next();
         match line["type"].as_str().unwrap() {
             "second" => seconds.push(line),
-            "observed" => break line["totals"].clone(),
+            "observed" => break line,
             other => panic!("unexpected {other}: {line}"),
         }
     };
+    let totals = observed["totals"].clone();
     assert_eq!(obs.exit().0, 0);
     let total = |iface: &str, which: &str| {
         totals
@@ -318,6 +319,75 @@ fn an_observer_counts_a_generators_frames_per_interval_and_in_total() {
     // The host's CPUs, each a whole interval's percentages.
     let cpus = seconds[0]["cpus"].as_array().unwrap();
     assert!(!cpus.is_empty(), "{}", seconds[0]);
+    // Its drop tracer (auto: the job does not say): nothing forwards in
+    // this namespace, so its IP stack dropped every test frame vb took,
+    // once each, in the worker's own namespace, which it calls `host`.
+    assert!(observed["drop_trace_off"].is_null(), "{observed}");
+    let places = observed["drops"]["places"].as_array().unwrap();
+    assert!(!places.is_empty(), "{observed}");
+    for p in places {
+        assert_eq!(p["netns"], "host", "{observed}");
+        assert_eq!(p["iface"], "vb", "{observed}");
+    }
+    let dropped: u64 = places.iter().map(|p| p["frames"].as_u64().unwrap()).sum();
+    let missed = observed["drops"]["missed"].as_u64().unwrap();
+    assert!(
+        dropped <= packets && dropped + missed >= packets,
+        "{packets} sent: {observed}"
+    );
+}
+
+#[test]
+fn an_observer_off_traces_nothing_and_one_outside_its_ports_namespaces_sees_no_drop() {
+    // Frames dropped in another namespace are not this host's lab's.
+    let v = VethNs::new();
+    let other = VethNs::new();
+    let mut obs = Worker::start(&v.ns);
+    obs.send(&json!({
+        "version": 3, "deadline_secs": 30.0,
+        "task": {"role": "observe", "cpus": false, "interval_secs": 0.25,
+                 "drop_trace": "auto",
+                 "ports": [{"role": "dut_in", "iface": "vb", "netns": null}]}
+    }));
+    let ready = obs.next();
+    start_now(&mut obs, &ready);
+    assert_eq!(obs.next()["type"], "observing");
+    let mut off = Worker::start(&v.ns);
+    off.send(&json!({
+        "version": 3, "deadline_secs": 30.0,
+        "task": {"role": "observe", "cpus": false, "interval_secs": 0.25,
+                 "drop_trace": "off",
+                 "ports": [{"role": "dut_in", "iface": "vb", "netns": null}]}
+    }));
+    let ready = off.next();
+    start_now(&mut off, &ready);
+    assert_eq!(off.next()["type"], "observing");
+
+    let mut tx = Worker::start(&other.ns);
+    tx.send(&gen_job(&other, 0.5, 20.0));
+    let ready = tx.next();
+    start_now(&mut tx, &ready);
+    let (_, sent) = tx.until_summary("tx_summary");
+    assert!(sent["packets"].as_u64().unwrap() >= 500, "{sent}");
+    assert_eq!(tx.exit().0, 0);
+
+    for (mut w, traced) in [(obs, true), (off, false)] {
+        w.send(&json!({"type": "stop"}));
+        let observed = loop {
+            let line = w.next();
+            if line["type"] == "observed" {
+                break line;
+            }
+            assert_eq!(line["type"], "second", "{line}");
+        };
+        if traced {
+            assert_eq!(observed["drops"]["places"], json!([]), "{observed}");
+        } else {
+            assert!(observed["drops"].is_null(), "{observed}");
+        }
+        assert!(observed["drop_trace_off"].is_null(), "{observed}");
+        assert_eq!(w.exit().0, 0);
+    }
 }
 
 #[test]
@@ -325,7 +395,7 @@ fn an_observer_names_an_interface_it_cannot_find_before_ready() {
     let v = VethNs::new();
     let mut obs = Worker::start(&v.ns);
     obs.send(&json!({
-        "version": 2, "deadline_secs": 5.0,
+        "version": 3, "deadline_secs": 5.0,
         "task": {"role": "observe", "cpus": false, "interval_secs": 1.0,
                  "ports": [{"role": "dut_in", "iface": "nosuch9", "netns": null}]}
     }));

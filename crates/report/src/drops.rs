@@ -38,6 +38,13 @@ pub fn loss_sum_text(name: &str, s: &LossSum) -> String {
             s.tester_limited
         );
     }
+    if s.tracer_missed > 0 {
+        out += &format!(
+            "; the tracer missed {} kernel drop event{}",
+            s.tracer_missed,
+            if s.tracer_missed == 1 { "" } else { "s" }
+        );
+    }
     for p in &s.places {
         out += &format!("\n    {}", place_text(p, s.lost));
     }
@@ -222,6 +229,7 @@ mod tests {
             unexplained: 40,
             places: vec![nft, ring],
             tester_limited: 0,
+            tracer_missed: 0,
         };
         assert_eq!(
             loss_sum_text("seq2", &s),
@@ -250,6 +258,20 @@ mod tests {
             "  x: 2 runs, lost 10: DUT 0 (0.00%), tester 10 (100%), unexplained 0 (0.00%); \
              2 tester-limited (most of their loss is the tester's)"
         );
+        let missed = |n| LossSum {
+            runs: 1,
+            lost: 10,
+            dut: 7,
+            unexplained: 3,
+            tracer_missed: n,
+            ..LossSum::default()
+        };
+        assert_eq!(
+            loss_sum_text("y", &missed(3)),
+            "  y: 1 run, lost 10: DUT 7 (70%), tester 0 (0.00%), unexplained 3 (30%); \
+             the tracer missed 3 kernel drop events"
+        );
+        assert!(loss_sum_text("y", &missed(1)).ends_with("; the tracer missed 1 kernel drop event"));
     }
 
     #[test]

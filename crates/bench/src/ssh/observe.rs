@@ -12,6 +12,7 @@ use pktlab_engine::StopSignal;
 
 use super::session::Session;
 use super::{SshHost, GRACE};
+use crate::drops::{self, Traced};
 use crate::monitor::{HostLoad, IfaceCounters, Second};
 use crate::worker::protocol::{Job, ObserveJob, Reply, RolePort, Task, PROTOCOL_VERSION};
 use crate::BenchError;
@@ -37,6 +38,9 @@ pub struct Observed {
     pub role: String,
     pub seconds: Vec<Second>,
     pub totals: Vec<IfaceCounters>,
+    /// The test frames the host's kernel dropped in its lab ports'
+    /// namespaces (None: its tracer did not run).
+    pub drops: Option<Traced>,
 }
 
 /// The workers of a trial, counting.
@@ -53,6 +57,7 @@ impl Observer {
                 ports: self.ports.clone(),
                 cpus: self.cpus,
                 interval_secs: interval.as_secs_f64(),
+                drop_trace: drops::mode(),
             }),
             deadline_secs: (self.run_limit + GRACE).as_secs_f64(),
         }
@@ -98,13 +103,28 @@ fn follow(
     loop {
         match s.next(stop)? {
             Reply::Second(second) => seconds.push(second),
-            Reply::Observed { totals } => {
+            Reply::Observed {
+                totals,
+                drops,
+                drop_trace_off,
+            } => {
                 s.finish();
+                if let Some(why) = drop_trace_off {
+                    drops::say_remote_off(&host.label(), &why);
+                }
+                if let Some(t) = drops.as_ref().filter(|t| t.missed > 0) {
+                    eprintln!(
+                        "pktlab: warning: {}: {}",
+                        host.label(),
+                        drops::missed_line(t.missed)
+                    );
+                }
                 return Ok(Observed {
                     host: host.dest().to_string(),
                     role,
                     seconds,
                     totals,
+                    drops,
                 });
             }
             other => return Err(unexpected(host, &other)),
@@ -253,6 +273,7 @@ mod tests {
                     second(3, vec![ifc("dut_in", "d0", 10)], Vec::new()),
                 ],
                 totals: vec![ifc("dut_in", "d0", 100)],
+                drops: None,
             },
         );
         assert_eq!(seconds.len(), 3);

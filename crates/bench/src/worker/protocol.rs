@@ -17,15 +17,18 @@
 //! interfaces, and its per-CPU load and interrupts, while a trial runs:
 //!
 //! ```text
-//!   {"version":2,"task":{"role":"observe",...},...} ->
+//!   {"version":3,"task":{"role":"observe",...},...} ->
 //!                                   <-  {"type":"ready",...}
 //!   {"type":"start","at_unix_ns":T} ->
 //!                                   <-  {"type":"observing"}        (first reading taken)
 //!                                   <-  {"type":"second",...}       (one per interval)
 //!   {"type":"stop"}  (or stdin EOF) ->
 //!                                   <-  {"type":"second",...}       (the partial last one)
-//!                                   <-  {"type":"observed","totals":[...]}
+//!                                   <-  {"type":"observed","totals":[...],"drops":{...}}
 //! ```
+//! An observer with `drop_trace` on (or auto, where BPF is allowed) also
+//! runs the drop tracer, and its `observed` line carries the test frames
+//! its host's kernel dropped in its ports' namespaces (version 3).
 //! Any failure is one `error` line. The job's `version` is
 //! read before anything else, so that a worker of another version says so
 //! instead of failing on a field it does not know.
@@ -42,12 +45,13 @@ use pktlab_wire::frame::FrameSpec;
 use pktlab_wire::mac::MacAddr;
 use serde::{Deserialize, Serialize};
 
+use crate::drops::{DropTrace, Traced};
 use crate::monitor::{IfaceCounters, Second};
 use crate::BenchError;
 
 /// The protocol's version: a controller and a worker that differ refuse
-/// to work together. 2: the observe task.
-pub const PROTOCOL_VERSION: u32 = 2;
+/// to work together. 2: the observe task. 3: the observer's drop tracer.
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// The first line the controller sends.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -78,6 +82,10 @@ pub struct ObserveJob {
     /// Also the host's per-CPU load.
     pub cpus: bool,
     pub interval_secs: f64,
+    /// Whether the host's drop tracer counts the test frames its kernel
+    /// drops in the ports' namespaces (`--drop-trace`; auto when absent).
+    #[serde(default)]
+    pub drop_trace: DropTrace,
 }
 
 /// A lab interface on the worker's host and its role (`gen`, `rcv`,
@@ -195,9 +203,13 @@ pub enum Reply {
     /// An observer's interval.
     Second(Second),
     /// An observer's last word: its interfaces' counters from its first
-    /// reading to its last (the sum of its seconds).
+    /// reading to its last (the sum of its seconds), and the test frames
+    /// its kernel dropped in its ports' namespaces (None: not traced).
     Observed {
         totals: Vec<IfaceCounters>,
+        drops: Option<Traced>,
+        /// Why the tracer did not run in auto mode.
+        drop_trace_off: Option<String>,
     },
     Error {
         message: String,
@@ -468,15 +480,15 @@ mod tests {
             e.starts_with("protocol version 7 from the controller, but this worker (pktlab "),
             "{e}"
         );
-        assert!(e.ends_with("speaks version 2: use the same pktlab version on every host"));
-        // A worker of version 1 (before the observe task) is refused by
-        // name, as a controller of version 1 is by this worker.
+        assert!(e.ends_with("speaks version 3: use the same pktlab version on every host"));
+        // A worker of version 2 (before the observer's drop tracer) is
+        // refused by name, as a controller of version 2 is by this worker.
         let old = parse_job(
-            r#"{"version":1,"task":{"role":"probe","iface":"lo","netns":null},"deadline_secs":1}"#,
+            r#"{"version":2,"task":{"role":"probe","iface":"lo","netns":null},"deadline_secs":1}"#,
         )
         .unwrap_err();
         assert!(
-            old.starts_with("protocol version 1 from the controller"),
+            old.starts_with("protocol version 2 from the controller"),
             "{old}"
         );
         assert_eq!(
@@ -497,7 +509,7 @@ mod tests {
             r#"{"type":"stop"}"#
         );
         let r: Reply = serde_json::from_str(
-            r#"{"type":"ready","version":2,"pktlab":"0.1.0","clock_unix_ns":9}"#,
+            r#"{"type":"ready","version":3,"pktlab":"0.1.0","clock_unix_ns":9}"#,
         )
         .unwrap();
         assert!(matches!(

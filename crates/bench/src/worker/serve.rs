@@ -24,6 +24,7 @@ use pktlab_lab::interrupts::{self, NicIrqMatch};
 use pktlab_lab::ports::Port;
 
 use super::protocol::{parse_job, Command, ObserveJob, PortRef, Reply, Task, PROTOCOL_VERSION};
+use crate::drops::{self, DropTrace};
 use crate::monitor::{self, Sampled, Sampler};
 use crate::target::Watched;
 
@@ -31,6 +32,9 @@ use crate::target::Watched;
 const START_WAIT: Duration = Duration::from_secs(60);
 /// How often the watchdog looks at the deadline and SIGHUP.
 const TICK: Duration = Duration::from_millis(20);
+/// The longest an observer waits for its host's backlogs to empty after
+/// `stop`, before its tracer's last read.
+const SETTLE: Duration = Duration::from_secs(1);
 
 /// Writes replies, one flushed line each; remembers a failed write (the
 /// controller is gone).
@@ -148,6 +152,7 @@ struct ObservePlan {
     irqs: Vec<NicIrqMatch>,
     cpus: bool,
     interval: Duration,
+    drop_trace: DropTrace,
 }
 
 impl ObservePlan {
@@ -177,6 +182,7 @@ impl ObservePlan {
             irqs,
             cpus: job.cpus,
             interval,
+            drop_trace: job.drop_trace,
         })
     }
 }
@@ -239,6 +245,11 @@ fn run<W: Write>(job: Checked, stop: &StopSignal, out: &mut Replies<W>) -> Resul
                 Ok(s) => s,
                 Err(e) => return out.fail(e.to_string()),
             };
+            drops::set_mode(plan.drop_trace);
+            let (window, drop_trace_off) = match drops::begin_quietly() {
+                Ok(w) => w,
+                Err(e) => return out.fail(e.to_string()),
+            };
             if !out.send(&Reply::Observing) {
                 return Err("the controller went away".into());
             }
@@ -249,9 +260,23 @@ fn run<W: Write>(job: Checked, stop: &StopSignal, out: &mut Replies<W>) -> Resul
                     stop.stop();
                 }
             });
+            // The frames still in the host's backlogs are dropped (or
+            // not) before the tracer's last read.
+            window.settle(SETTLE);
+            let traced = match window.end_quietly() {
+                Ok(t) => t,
+                Err(e) => return out.fail(e.to_string()),
+            };
+            let port_netns: Vec<Option<String>> =
+                plan.watched.iter().map(|w| w.port.netns.clone()).collect();
+            let drops = traced.map(|t| drops::worker_places(t, &port_netns, &drops::own_netns()));
             match result {
                 Ok(totals) => {
-                    out.send(&Reply::Observed { totals });
+                    out.send(&Reply::Observed {
+                        totals,
+                        drops,
+                        drop_trace_off,
+                    });
                     Ok(())
                 }
                 Err(e) => out.fail(e.to_string()),
@@ -383,13 +408,13 @@ mod tests {
     #[test]
     fn probing_a_missing_interface_names_it() {
         let (r, lines) = serve_text(
-            "{\"version\":2,\"task\":{\"role\":\"probe\",\"iface\":\"nosuchif7\",\"netns\":null},\"deadline_secs\":1}\n",
+            "{\"version\":3,\"task\":{\"role\":\"probe\",\"iface\":\"nosuchif7\",\"netns\":null},\"deadline_secs\":1}\n",
         );
         let e = r.unwrap_err();
         assert!(e.contains("nosuchif7"), "{e}");
         assert_eq!(lines[0]["type"], "error");
         let (r, lines) = serve_text(
-            "{\"version\":2,\"task\":{\"role\":\"probe\",\"iface\":\"lo\",\"netns\":null},\"deadline_secs\":1}\n",
+            "{\"version\":3,\"task\":{\"role\":\"probe\",\"iface\":\"lo\",\"netns\":null},\"deadline_secs\":1}\n",
         );
         r.unwrap();
         assert_eq!(lines[0]["type"], "port");
@@ -401,7 +426,7 @@ mod tests {
 
     #[test]
     fn the_end_of_input_before_start_ends_the_worker() {
-        let job = "{\"version\":2,\"task\":{\"role\":\"recv\",\"io\":\"afpacket\",\"iface\":\"lo\",\"threads\":1,\"count\":null,\"duration_secs\":null,\"idle_secs\":null,\"interval_secs\":1.0,\"cpus\":[],\"netns\":null},\"deadline_secs\":5}\n";
+        let job = "{\"version\":3,\"task\":{\"role\":\"recv\",\"io\":\"afpacket\",\"iface\":\"lo\",\"threads\":1,\"count\":null,\"duration_secs\":null,\"idle_secs\":null,\"interval_secs\":1.0,\"cpus\":[],\"netns\":null},\"deadline_secs\":5}\n";
         let started = Instant::now();
         let (r, lines) = serve_text(job);
         assert_eq!(r.unwrap_err(), "the controller went away before the start");

@@ -63,7 +63,7 @@ impl NetnsNames {
 }
 
 /// One place where frames were dropped, named.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct NamedDrop {
     pub netns: String,
     pub iface: String,

@@ -45,6 +45,7 @@ fn tables(sums: &Sums, counted: &str) -> String {
                 share(s.tester, s.lost),
                 share(s.unexplained, s.lost),
                 s.untraced.to_string(),
+                grouped(s.tracer_missed as f64, 0),
             ]
         })
         .collect();
@@ -58,6 +59,7 @@ fn tables(sums: &Sums, counted: &str) -> String {
             "Tester",
             "Unexplained",
             "Counters only",
+            "Tracer missed",
         ],
         &rows,
         2,
@@ -126,7 +128,7 @@ pub fn section(f: &Folder) -> String {
         return String::new();
     }
     let mut out = String::from(
-        "<section id=\"drops\"><h2>Where the lost frames went</h2><p>Each configuration's lost frames summed over its runs: on the DUT's side (kernel drop reasons from the drop tracer, or the DUT's counters), on the tester's side (generator, receiver and their interfaces), or unexplained. \"Counters only\" runs had no drop tracer.</p>",
+        "<section id=\"drops\"><h2>Where the lost frames went</h2><p>Each configuration's lost frames summed over its runs: on the DUT's side (kernel drop reasons from the drop tracer, or the DUT's counters), on the tester's side (generator, receiver and their interfaces), or unexplained. \"Counters only\" runs had no drop tracer; \"Tracer missed\" counts the kernel drop events the tracer was skipped on (it was already running on that CPU), so the places may hold up to that many frames fewer than were dropped there.</p>",
     );
     if !runs.is_empty() {
         out += &tables(&runs, "Runs");
@@ -178,5 +180,41 @@ mod tests {
         assert!(page.contains("<td>root@dut1:d0</td>"), "{page}");
         assert!(page.contains("<td>d1</td>"), "{page}");
         assert!(!page.contains("local:"), "{page}");
+        // No tracer ran: 1 run from counters only, 0 missed events.
+        assert!(
+            page.contains("<td class=\"num\">1</td><td class=\"num\">0</td></tr>"),
+            "{page}"
+        );
+    }
+
+    #[test]
+    fn the_tracers_misses_are_summed_over_the_runs() {
+        let d = |missed| Drops {
+            lost: 10,
+            dut: 10,
+            tester: 0,
+            unexplained: 0,
+            places: Vec::new(),
+            traced: true,
+            tracer_missed: missed,
+            tester_limited: false,
+        };
+        let mut sums = Sums::new();
+        add(&mut sums, "c", "t", &d(1200));
+        add(&mut sums, "c", "t", &d(34));
+        let page = tables(&sums, "Runs");
+        assert!(
+            page.contains("<th>Tracer missed</th></tr></thead>"),
+            "{page}"
+        );
+        // 2 runs, none from counters only, 1,234 events missed.
+        assert!(
+            page.contains("<td class=\"num\">2</td><td class=\"num\">20</td>"),
+            "{page}"
+        );
+        assert!(
+            page.contains("<td class=\"num\">0</td><td class=\"num\">1,234</td></tr>"),
+            "{page}"
+        );
     }
 }
