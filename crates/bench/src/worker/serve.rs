@@ -432,7 +432,7 @@ mod tests {
         assert_eq!(r.unwrap_err(), "the controller went away before the start");
         assert_eq!(lines.len(), 1);
         assert_eq!(lines[0]["type"], "ready");
-        assert_eq!(lines[0]["version"], 2);
+        assert_eq!(lines[0]["version"], 3);
         // Long before START_WAIT.
         assert!(started.elapsed() < Duration::from_secs(30));
     }
