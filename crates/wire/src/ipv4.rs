@@ -240,6 +240,48 @@ mod tests {
         assert_eq!(buf, WITH_OPTION);
     }
 
+    /// 192.168.0.1 to 192.168.0.199, UDP, TTL 64, ident 0xabcd, no flag,
+    /// 32 bytes in all: 20 of header and 12 of payload (here 1 to 12),
+    /// then 2 bytes of padding. Its checksum, summed by hand: the words
+    /// add up to 0x2b316, folded 0xb318, complemented 0x4ce7.
+    const UDP: [u8; 34] = [
+        0x45, 0x00, 0x00, 0x20, 0xab, 0xcd, 0x00, 0x00, 0x40, 0x11, 0x4c, 0xe7, 0xc0, 0xa8, 0x00,
+        0x01, 0xc0, 0xa8, 0x00, 0xc7, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 0xee, 0xee,
+    ];
+
+    #[test]
+    fn a_plain_header_with_a_payload() {
+        let p = Packet::new_checked(&UDP[..]).unwrap();
+        assert_eq!(
+            (p.ident(), p.dont_frag(), p.is_fragment(), p.ttl()),
+            (0xabcd, false, false, 64)
+        );
+        assert!(p.verify_checksum());
+        // Up to the total length: the padding is not payload.
+        assert_eq!(p.payload(), &UDP[20..32]);
+        // A TTL changed after the checksum was made fails it.
+        let mut bad = UDP;
+        bad[8] = 0x3f;
+        assert!(!Packet::new_checked(&bad[..]).unwrap().verify_checksum());
+        // Exactly a header is enough.
+        assert_eq!(
+            Packet::new_checked(&UDP[..20]).unwrap().payload(),
+            &[] as &[u8]
+        );
+        // Built field by field, it is the same header.
+        let mut buf = [0u8; 20];
+        let mut b = Packet::new_unchecked_mut(&mut buf[..]);
+        b.set_version_and_header_len(20);
+        b.set_total_len(32);
+        b.set_ident(0xabcd);
+        b.set_ttl(64);
+        b.set_protocol(17);
+        b.set_src(Ipv4Addr::new(192, 168, 0, 1));
+        b.set_dst(Ipv4Addr::new(192, 168, 0, 199));
+        b.fill_checksum();
+        assert_eq!(buf, UDP[..20]);
+    }
+
     #[test]
     fn fragments_and_bad_lengths() {
         let mut buf = WITH_OPTION;

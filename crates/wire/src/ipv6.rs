@@ -144,6 +144,16 @@ mod tests {
         assert_eq!(p.dst(), "2001:2:0:8000::1".parse::<Ipv6Addr>().unwrap());
         assert!(p.payload().is_empty());
         assert!(Packet::new_checked(&HEADER[..39]).is_none());
+        // The 22 bytes the header announces, and not the 3 of padding
+        // after them (an Ethernet frame's minimum size adds some).
+        let mut packet = HEADER.to_vec();
+        packet.extend(1..=22u8);
+        packet.extend([0xee; 3]);
+        let p = Packet::new_checked(&packet[..]).unwrap();
+        assert_eq!(p.payload(), (1..=22u8).collect::<Vec<_>>());
+        // Cut after 10 of them: the 10.
+        let p = Packet::new_checked(&packet[..50]).unwrap();
+        assert_eq!(p.payload(), (1..=10u8).collect::<Vec<_>>());
     }
 
     #[test]

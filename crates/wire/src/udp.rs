@@ -115,6 +115,11 @@ mod tests {
             &[0x50, 0x4c]
         );
         assert!(Packet::new_checked(&DATAGRAM[..7]).is_none());
+        // Empty only when the length field says 0.
+        assert!(!p.is_empty());
+        let mut zero = DATAGRAM;
+        zero[4..6].copy_from_slice(&[0, 0]);
+        assert!(Packet::new_checked(&zero[..]).unwrap().is_empty());
     }
 
     #[test]
