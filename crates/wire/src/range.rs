@@ -370,6 +370,12 @@ mod tests {
     }
 
     #[test]
+    fn families_are_named() {
+        assert_eq!(Family::Inet4.to_string(), "IPv4");
+        assert_eq!(Family::Inet6.to_string(), "IPv6");
+    }
+
+    #[test]
     fn seed_000_ranges() {
         let src = parse("198.18.10.1:2000-198.18.10.20");
         assert_eq!(src.addrs.start(), v4("198.18.10.1"));
@@ -563,6 +569,11 @@ mod tests {
         assert_eq!(
             err("10.0.0.1:0x7d0"),
             "invalid port '0x7d0' in range '10.0.0.1:0x7d0': use a number from 0 to 65535"
+        );
+        // Rust's u16 parser takes a leading `+`; a port is digits only.
+        assert_eq!(
+            err("10.0.0.1:+80"),
+            "invalid port '+80' in range '10.0.0.1:+80': use a number from 0 to 65535"
         );
         assert_eq!(
             err("[2001:2::1]:http"),

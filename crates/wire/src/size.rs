@@ -432,4 +432,25 @@ mod tests {
             "invalid frame size '64:1048576,128:1': the weights add up to 1048577 frames per cycle, more than 1048576"
         );
     }
+
+    #[test]
+    fn a_cycle_of_exactly_2_pow_20_frames_is_the_largest() {
+        let m = mix("64:1048575,128:1");
+        assert_eq!(m.pattern().len(), 1 << 20);
+        assert_eq!((count(&m, 64), count(&m, 128)), ((1 << 20) - 1, 1));
+        let genome = "a".repeat(1 << 20);
+        assert_eq!(mix(&genome).pattern().len(), 1 << 20);
+        let longer = "a".repeat((1 << 20) + 1);
+        assert_eq!(
+            err(&longer),
+            format!("invalid frame size '{longer}': a genome of more than 1048576 letters")
+        );
+    }
+
+    #[test]
+    fn a_mix_is_not_a_single_size() {
+        for text in ["imix", "64,128", "64:7,9018:1", "ag"] {
+            assert!(!mix(text).is_single(), "{text}");
+        }
+    }
 }

@@ -238,6 +238,10 @@ mod tests {
         assert_eq!(parse_link_speed("2.5G").unwrap(), 2.5e9);
         assert_eq!(parse_link_speed("10Gb/s").unwrap(), 10e9);
         assert_eq!(parse_link_speed("1000000000bps").unwrap(), 1e9);
+        assert_eq!(parse_link_speed("100k").unwrap(), 1e5);
+        assert_eq!(parse_link_speed("512kbps").unwrap(), 512e3);
+        assert_eq!(parse_link_speed("1.6T").unwrap(), 1.6e12);
+        assert_eq!(parse_link_speed("1Tbps").unwrap(), 1e12);
         for bad in ["", "10", "fast", "0G", "10Gbit", "-1G", "10 G", "G"] {
             assert_eq!(
                 parse_link_speed(bad).unwrap_err().to_string(),
