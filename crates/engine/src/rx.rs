@@ -712,6 +712,107 @@ mod tests {
         assert!((11_990_000_000..=12_010_000_000).contains(&max), "{max}");
     }
 
+    /// The fuzz corpus's 60-byte test frame with its stream (bytes 44-46),
+    /// sequence (47-50), TX stamp (51-55) and UDP ports (34-37) set.
+    fn test_frame(stream: u32, seq: u32, tx_ns: u64, sport: u16, dport: u16) -> Vec<u8> {
+        let mut f = include_bytes!("../../../fuzz/corpus/frame/ipv4.bin").to_vec();
+        f[34..36].copy_from_slice(&sport.to_be_bytes());
+        f[36..38].copy_from_slice(&dport.to_be_bytes());
+        f[44..47].copy_from_slice(&stream.to_be_bytes()[1..]);
+        f[47..51].copy_from_slice(&seq.to_be_bytes());
+        f[51..56].copy_from_slice(&(tx_ns & ((1 << 40) - 1)).to_be_bytes()[3..]);
+        f
+    }
+
+    /// A worker's end after `frames` (data, received at).
+    fn worker_end(frames: &[(Vec<u8>, u64)]) -> WorkerEnd {
+        let mut checker = Checker::new();
+        for (f, ts_ns) in frames {
+            checker.check(&RxFrame {
+                data: f,
+                wire_len: f.len() as u32,
+                ts_ns: *ts_ns,
+            });
+        }
+        WorkerEnd {
+            summary: RxThreadSummary {
+                backend: "afpacket".into(),
+                packets: checker.packets,
+                bytes: checker.bytes,
+                foreign: checker.foreign,
+                untracked: checker.streams.untracked(),
+                ring_drops: 0,
+                cpu: None,
+            },
+            checker,
+        }
+    }
+
+    #[test]
+    fn two_workers_and_an_idle_one_sum_up_by_hand() {
+        const T: u64 = 1_800_000_000_000_000_000;
+        const MS: u64 = 1_000_000;
+        // A: stream 1, numbers 0 to 2, the third from another 5-tuple,
+        // at T, T + 250 ms and T + 500 ms, sent 1, 2 and 3 us before.
+        let a = worker_end(&[
+            (test_frame(1, 0, T - 1000, 7, 2000), T),
+            (test_frame(1, 1, T + 250 * MS - 2000, 7, 2000), T + 250 * MS),
+            (test_frame(1, 2, T + 500 * MS - 3000, 8, 2000), T + 500 * MS),
+        ]);
+        // B: stream 1024 (its slot past the table's first 1024), numbers 0
+        // and 2 (1 lost), and a 20-byte foreign frame, from T + 100 ms to
+        // T + 1 s; latencies 4 and 5 us.
+        let seed = include_bytes!("../../../fuzz/corpus/frame/ipv4.bin");
+        let b = worker_end(&[
+            (
+                test_frame(1024, 0, T + 100 * MS - 4000, 9, 2000),
+                T + 100 * MS,
+            ),
+            (seed[..20].to_vec(), T + 600 * MS),
+            (
+                test_frame(1024, 2, T + 1000 * MS - 5000, 9, 2000),
+                T + 1000 * MS,
+            ),
+        ]);
+        // C received nothing: no first frame, it does not start the run.
+        let c = worker_end(&[]);
+        let s = summarize(vec![a, b, c], None);
+        // From the first frame (T) to the last (T + 1 s).
+        assert_eq!(s.seconds, 1.0);
+        assert_eq!((s.packets, s.foreign), (6, 1));
+        // Five 60-byte frames and one of 20, each with its 4-byte FCS.
+        assert_eq!(s.bytes, 5 * 64 + 24);
+        assert_eq!(s.pps, 6.0);
+        assert_eq!(s.l2_bps, 344.0 * 8.0);
+        assert_eq!((s.streams, s.flows), (2, 3));
+        assert_eq!((s.lost, s.out_of_order, s.duplicates), (1, 0, 0));
+        let l = s.latency_ns.expect("five timed frames");
+        assert_eq!((l.count, l.min), (5, 1000));
+        // 3 significant digits: 5000 and 3000 within their buckets.
+        assert!((5000..=5003).contains(&l.max), "{}", l.max);
+        assert!((3000..=3001).contains(&l.p50), "{}", l.p50);
+        assert!((l.avg - 3000.0).abs() < 2.0, "{}", l.avg);
+        assert_eq!(s.latency_buckets.iter().map(|b| b.1).sum::<u64>(), 5);
+        assert_eq!(s.threads.len(), 3);
+    }
+
+    #[test]
+    fn the_flow_set_stops_at_its_bound() {
+        // 2^16 + 1 frames of stream 1, each from its own 5-tuple: the
+        // set keeps 2^16 of them.
+        let mut c = Checker::new();
+        for i in 0..=MAX_FLOWS_SEEN as u32 {
+            let f = test_frame(1, i, 1, i as u16, 2000 + (i >> 16) as u16);
+            c.check(&RxFrame {
+                data: &f,
+                wire_len: f.len() as u32,
+                ts_ns: 2,
+            });
+        }
+        assert_eq!(c.packets, MAX_FLOWS_SEEN as u64 + 1);
+        assert_eq!(c.flows.len(), MAX_FLOWS_SEEN);
+    }
+
     #[test]
     fn checker_counts_high_streams_as_untracked() {
         // A test frame of the fuzz corpus (stream 1, sequence 7); the

@@ -462,6 +462,7 @@ mod tests {
         assert_eq!(intervals.iter().map(|i| i.bytes).sum::<u64>(), 2000 * 64);
         // 2000 frames at 20 kpps cannot take less than ~0.1 s.
         assert!(summary.seconds >= 0.09, "{}", summary.seconds);
+        assert_eq!(summary.l2_bps, (2000 * 64 * 8) as f64 / summary.seconds);
         for iv in &intervals {
             assert_eq!(iv.threads.iter().sum::<u64>(), iv.packets);
             assert_eq!(
@@ -529,6 +530,66 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("do not fit"), "{e}");
+        // 60-byte frames (64 with the FCS) fit a 60-byte slot exactly,
+        // and not one of 59.
+        let one = |slot: usize| {
+            run_tx(
+                &plan,
+                vec![Numbered(0)],
+                move |_| Ok(NullTx::new(slot)),
+                &StopSignal::new(),
+                |_| {},
+            )
+        };
+        assert_eq!(one(60).unwrap().packets, 1);
+        assert_eq!(
+            one(59).unwrap_err().to_string(),
+            "frames of 64 bytes do not fit the port's 59-byte slots"
+        );
+    }
+
+    #[test]
+    fn bad_plans_are_refused_before_any_frame() {
+        let run = |plan: TxPlan| {
+            run_tx(
+                &plan,
+                vec![Numbered(0)],
+                |_| Ok(NullTx::new(64)),
+                &StopSignal::new(),
+                |_| {},
+            )
+        };
+        let base = TxPlan {
+            count: Some(1),
+            ..TxPlan::default()
+        };
+        for rate in [0.0, -1.0, f64::INFINITY, f64::NAN] {
+            let e = run(TxPlan {
+                rate_pps: Some(rate),
+                ..base.clone()
+            })
+            .unwrap_err();
+            assert_eq!(e.to_string(), format!("invalid rate {rate} pps"));
+        }
+        let e = run(TxPlan {
+            batch: 0,
+            ..base.clone()
+        })
+        .unwrap_err();
+        assert_eq!(e.to_string(), "the batch size must be at least 1");
+        let e = run(TxPlan {
+            interval: Duration::ZERO,
+            ..base.clone()
+        })
+        .unwrap_err();
+        assert_eq!(e.to_string(), "the report interval must not be zero");
+        // A positive, finite rate is taken.
+        let s = run(TxPlan {
+            rate_pps: Some(1e6),
+            ..base
+        })
+        .unwrap();
+        assert_eq!(s.packets, 1);
     }
 
     #[test]
