@@ -559,8 +559,11 @@ mod tests {
                 |_| {},
             )
         };
+        // A duration too, so that a plan let through by mistake (a rate
+        // of 0 never releases a frame) fails the test instead of hanging.
         let base = TxPlan {
             count: Some(1),
+            duration: Some(Duration::from_millis(100)),
             ..TxPlan::default()
         };
         for rate in [0.0, -1.0, f64::INFINITY, f64::NAN] {
