@@ -550,47 +550,51 @@ mod tests {
 
     #[test]
     fn bad_plans_are_refused_before_any_frame() {
-        let run = |plan: TxPlan| {
-            run_tx(
-                &plan,
-                vec![Numbered(0)],
-                |_| Ok(NullTx::new(64)),
-                &StopSignal::new(),
-                |_| {},
-            )
-        };
-        // A duration too, so that a plan let through by mistake (a rate
-        // of 0 never releases a frame) fails the test instead of hanging.
+        // Checked directly: a plan let through by mistake would panic a
+        // worker (the pacer asserts its rate) or never send.
         let base = TxPlan {
             count: Some(1),
-            duration: Some(Duration::from_millis(100)),
             ..TxPlan::default()
         };
+        let check = |plan: TxPlan| plan.check().map_err(|e| e.to_string());
         for rate in [0.0, -1.0, f64::INFINITY, f64::NAN] {
-            let e = run(TxPlan {
+            let plan = TxPlan {
                 rate_pps: Some(rate),
                 ..base.clone()
-            })
-            .unwrap_err();
-            assert_eq!(e.to_string(), format!("invalid rate {rate} pps"));
+            };
+            assert_eq!(check(plan), Err(format!("invalid rate {rate} pps")));
         }
-        let e = run(TxPlan {
+        let plan = TxPlan {
             batch: 0,
             ..base.clone()
-        })
-        .unwrap_err();
-        assert_eq!(e.to_string(), "the batch size must be at least 1");
-        let e = run(TxPlan {
+        };
+        assert_eq!(check(plan), Err("the batch size must be at least 1".into()));
+        let plan = TxPlan {
             interval: Duration::ZERO,
             ..base.clone()
-        })
-        .unwrap_err();
-        assert_eq!(e.to_string(), "the report interval must not be zero");
-        // A positive, finite rate is taken.
-        let s = run(TxPlan {
+        };
+        assert_eq!(
+            check(plan),
+            Err("the report interval must not be zero".into())
+        );
+        let plan = TxPlan {
+            threads: 0,
+            ..base.clone()
+        };
+        assert!(check(plan).is_err());
+        // A positive, finite rate is taken, and the run sends its frame.
+        let plan = TxPlan {
             rate_pps: Some(1e6),
             ..base
-        })
+        };
+        assert_eq!(check(plan.clone()), Ok(()));
+        let s = run_tx(
+            &plan,
+            vec![Numbered(0)],
+            |_| Ok(NullTx::new(64)),
+            &StopSignal::new(),
+            |_| {},
+        )
         .unwrap();
         assert_eq!(s.packets, 1);
     }
