@@ -195,6 +195,14 @@ where
                 let (done, one_ends_all) = (&done, spec.one_ends_all);
                 let (netns, cpus) = (spec.netns, spec.cpus);
                 scope.spawn(move || {
+                    // Counts the worker as done however it ends: a panic
+                    // too, or the calling thread would wait for it forever
+                    // (and the join below reports the panic).
+                    let _end = WorkerDone {
+                        done,
+                        gate: view.gate,
+                        run_stop: view.run_stop,
+                    };
                     let r = place_thread(netns, cpus, index).and_then(|cpu| {
                         view.cpu = cpu;
                         work(&view)
@@ -205,7 +213,6 @@ where
                     if r.is_err() || one_ends_all {
                         view.run_stop.stop();
                     }
-                    done.fetch_add(1, Ordering::Release);
                     r
                 })
             })
@@ -246,6 +253,25 @@ where
         ends: ends.into_iter().flatten().collect(),
         iface,
     })
+}
+
+/// Marks a worker's end when it is dropped, at the end of the worker's
+/// thread or while a panic unwinds it: a panicking worker fails the gate
+/// and stops the run, as an error does.
+struct WorkerDone<'a> {
+    done: &'a AtomicUsize,
+    gate: &'a Gate,
+    run_stop: &'a StopSignal,
+}
+
+impl Drop for WorkerDone<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.gate.fail();
+            self.run_stop.stop();
+        }
+        self.done.fetch_add(1, Ordering::Release);
+    }
 }
 
 /// Joins every worker; the first error (or panic) wins.
@@ -369,6 +395,35 @@ mod tests {
         assert_eq!(e.to_string(), "no port");
         assert_eq!(passed.load(Ordering::Relaxed), 0);
         assert!(seen.started.is_empty() && seen.samples.is_empty());
+    }
+
+    #[test]
+    fn a_worker_that_panics_ends_the_run_with_an_error() {
+        // One worker panics after the start, the other runs until told to
+        // stop: the run ends (it used to wait for the panicked worker
+        // forever), and the panic is its error. Before the start too.
+        for before_start in [false, true] {
+            let stop = StopSignal::new();
+            let workers: Vec<Work<'static>> = vec![
+                Box::new(|w: &Worker<'_, Count>| {
+                    let start = w.wait_start();
+                    while start.is_some() && !w.should_stop() {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    Ok(start.map(|_| 0))
+                }),
+                Box::new(move |w: &Worker<'_, Count>| {
+                    if !before_start {
+                        w.wait_start().expect("the gate opens");
+                    }
+                    panic!("a worker's bug");
+                }),
+            ];
+            let e = run(&spec(&stop, false), workers, &mut Seen::default())
+                .err()
+                .expect("the panic is the run's error");
+            assert_eq!(e.to_string(), EngineError::WorkerPanicked("TX").to_string());
+        }
     }
 
     #[test]
