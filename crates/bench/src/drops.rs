@@ -509,16 +509,9 @@ fn host_name(host: &Option<String>) -> String {
     host.clone().unwrap_or_else(|| "local".into())
 }
 
-/// Splits the trial's loss over the places, with this host's kernel
-/// events only.
-pub fn reconcile(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -> Drops {
-    let kernel = kernel.map(HostDrop::local);
-    reconcile_on_hosts(lab, kernel.as_deref(), c)
-}
-
 /// Splits the trial's loss over the places, with the kernel events of
 /// every host whose tracer ran (None: none ran).
-pub fn reconcile_on_hosts(lab: &Target, kernel: Option<&[HostDrop]>, c: &Counters<'_>) -> Drops {
+pub fn reconcile(lab: &Target, kernel: Option<&[HostDrop]>, c: &Counters<'_>) -> Drops {
     let received = c.rx.packets - c.rx.foreign;
     let lost = c.tx.packets.saturating_sub(received);
     let namespaces = LabNamespaces::of(lab);
@@ -963,6 +956,12 @@ mod tests {
     use crate::target::{LabKind, Watched};
     use crate::worker::protocol::RolePort;
 
+    /// [`reconcile`] with this host's kernel events only.
+    fn reconcile_here(lab: &Target, kernel: Option<&[NamedDrop]>, c: &Counters<'_>) -> Drops {
+        let kernel = kernel.map(HostDrop::local);
+        reconcile(lab, kernel.as_deref(), c)
+    }
+
     /// A lab of ports in namespaces `gen`, `dut` and `rcv`.
     fn lab() -> Target {
         let gen = Port::new("g0", Some("gen"));
@@ -1059,7 +1058,7 @@ mod tests {
             event("rcv", "r0", "OTHERHOST", 50),
             event("elsewhere", "d1", "QDISC_DROP", 99),
         ];
-        let d = reconcile(&lab, Some(&kernel), &c);
+        let d = reconcile_here(&lab, Some(&kernel), &c);
         let place = |layer: &str, reason: &str, location: &str, frames| Place {
             side: Side::Dut,
             host: "local".into(),
@@ -1087,7 +1086,7 @@ mod tests {
             }
         );
         // Counters only: the qdisc explains all 1000.
-        let d = reconcile(&lab, None, &c);
+        let d = reconcile_here(&lab, None, &c);
         assert_eq!(d.places, vec![place("qdisc", "tbf drops", "-", 1000)]);
         assert_eq!((d.dut, d.unexplained, d.traced), (1000, 0, false));
         // A driver's statistic comes before its interface's generic
@@ -1206,7 +1205,7 @@ mod tests {
             })
             .unwrap(),
         ));
-        let d = reconcile(&builtin, None, &c);
+        let d = reconcile_here(&builtin, None, &c);
         assert_eq!(
             d.places,
             vec![
@@ -1216,7 +1215,7 @@ mod tests {
         );
         assert_eq!((d.lost, d.dut, d.tester, d.unexplained), (10, 6, 4, 0));
         // Real interfaces count their own frames: d1's 4 come first.
-        let d = reconcile(&lab(), None, &c);
+        let d = reconcile_here(&lab(), None, &c);
         assert_eq!(
             d.places,
             vec![
@@ -1279,7 +1278,7 @@ mod tests {
         let mut backlog = event("dut", "d0", "CPU_BACKLOG", 70);
         backlog.location = "enqueue_to_backlog".into();
         let kernel = [event("dut", "d1", "QDISC_DROP", 850), backlog];
-        let d = reconcile(&lab, Some(&kernel), &c);
+        let d = reconcile_here(&lab, Some(&kernel), &c);
         let at = |iface: &str, layer: &str, reason: &str, location: &str, frames| Place {
             side: Side::Dut,
             host: "local".into(),
@@ -1369,7 +1368,7 @@ mod tests {
         // This host's namespace is the generator's here.
         lab.gen.netns = None;
         let kernel = [backlog.clone()];
-        let d = reconcile(
+        let d = reconcile_here(
             &lab,
             Some(&kernel),
             &Counters {
@@ -1554,7 +1553,7 @@ mod tests {
             at(None, event("dut", "d0", "NETFILTER_DROP", 999)),
             at(Some("hostc"), event("host", "r0", "CPU_BACKLOG", 999)),
         ];
-        let d = reconcile_on_hosts(&lab, Some(&kernel), &c);
+        let d = reconcile(&lab, Some(&kernel), &c);
         let place = |iface: &str, layer: &str, reason: &str, location: &str, frames| Place {
             side: Side::Dut,
             host: "hostb".into(),

@@ -409,7 +409,7 @@ fn one_trial(
             .get_or_insert_with(Vec::new)
             .extend(HostDrop::on(Some(host), &t.places));
     }
-    let mut drops = drops::reconcile_on_hosts(
+    let mut drops = drops::reconcile(
         lab,
         kernel.as_deref(),
         &drops::Counters {

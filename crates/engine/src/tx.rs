@@ -399,6 +399,17 @@ mod tests {
         }
     }
 
+    /// `plan` with one `Numbered` source into a null port of `slot` bytes.
+    fn run_one(plan: &TxPlan, slot: usize) -> Result<TxSummary, EngineError> {
+        run_tx(
+            plan,
+            vec![Numbered(0)],
+            move |_| Ok(NullTx::new(slot)),
+            &StopSignal::new(),
+            |_| {},
+        )
+    }
+
     #[test]
     fn count_is_a_total_split_across_threads() {
         // The first `count % threads` threads take one more, by hand.
@@ -478,14 +489,7 @@ mod tests {
             duration: Some(Duration::from_millis(100)),
             ..TxPlan::default()
         };
-        let s = run_tx(
-            &plan,
-            vec![Numbered(0)],
-            |_| Ok(NullTx::new(64)),
-            &StopSignal::new(),
-            |_| {},
-        )
-        .unwrap();
+        let s = run_one(&plan, 64).unwrap();
         assert!(s.packets > 0);
         assert!(s.seconds >= 0.1 && s.seconds < 5.0, "{}", s.seconds);
     }
@@ -521,29 +525,13 @@ mod tests {
             count: Some(1),
             ..TxPlan::default()
         };
-        let e = run_tx(
-            &plan,
-            vec![Numbered(0)],
-            |_| Ok(NullTx::new(32)),
-            &StopSignal::new(),
-            |_| {},
-        )
-        .unwrap_err();
+        let e = run_one(&plan, 32).unwrap_err();
         assert!(e.to_string().contains("do not fit"), "{e}");
         // 60-byte frames (64 with the FCS) fit a 60-byte slot exactly,
         // and not one of 59.
-        let one = |slot: usize| {
-            run_tx(
-                &plan,
-                vec![Numbered(0)],
-                move |_| Ok(NullTx::new(slot)),
-                &StopSignal::new(),
-                |_| {},
-            )
-        };
-        assert_eq!(one(60).unwrap().packets, 1);
+        assert_eq!(run_one(&plan, 60).unwrap().packets, 1);
         assert_eq!(
-            one(59).unwrap_err().to_string(),
+            run_one(&plan, 59).unwrap_err().to_string(),
             "frames of 64 bytes do not fit the port's 59-byte slots"
         );
     }
@@ -588,15 +576,7 @@ mod tests {
             ..base
         };
         assert_eq!(check(plan.clone()), Ok(()));
-        let s = run_tx(
-            &plan,
-            vec![Numbered(0)],
-            |_| Ok(NullTx::new(64)),
-            &StopSignal::new(),
-            |_| {},
-        )
-        .unwrap();
-        assert_eq!(s.packets, 1);
+        assert_eq!(run_one(&plan, 64).unwrap().packets, 1);
     }
 
     #[test]
