@@ -848,4 +848,271 @@ mod tests {
         // Both tracked streams started at 7: 0 to 6 lost in each.
         assert_eq!(c.streams.totals().lost, 14);
     }
+
+    /// A port that hands out scripted batches of frames, one batch per
+    /// call, then nothing (waiting up to 1 ms a call, as a real port waits
+    /// for frames) or, for a finite source, the end.
+    struct ScriptedPort {
+        batches: std::collections::VecDeque<Vec<Vec<u8>>>,
+        finite: bool,
+        ring_drops: u64,
+    }
+
+    impl RxPort for ScriptedPort {
+        fn backend(&self) -> String {
+            "scripted".into()
+        }
+
+        fn recv_batch<F: FnMut(&RxFrame<'_>)>(
+            &mut self,
+            timeout: Duration,
+            mut on_frame: F,
+        ) -> Result<usize, IoError> {
+            let Some(batch) = self.batches.pop_front() else {
+                std::thread::sleep(timeout.min(Duration::from_millis(1)));
+                return Ok(0);
+            };
+            for f in &batch {
+                on_frame(&RxFrame {
+                    data: f,
+                    wire_len: f.len() as u32,
+                    ts_ns: 1_800_000_000_000_000_000,
+                });
+            }
+            Ok(batch.len())
+        }
+
+        fn drops(&mut self) -> Result<u64, IoError> {
+            Ok(self.ring_drops)
+        }
+
+        fn at_eof(&self) -> bool {
+            self.finite && self.batches.is_empty()
+        }
+    }
+
+    /// `batches` batches of 8 frames of stream 3, numbered from 0.
+    fn port(batches: u32, finite: bool) -> ScriptedPort {
+        ScriptedPort {
+            batches: (0..batches)
+                .map(|b| {
+                    (0..8)
+                        .map(|i| test_frame(3, b * 8 + i, 1_800_000_000_000_000_000 - 1000, 7, 9))
+                        .collect()
+                })
+                .collect(),
+            finite,
+            ring_drops: 0,
+        }
+    }
+
+    /// Runs `plan` over one scripted port: the summary, every event and
+    /// how long the run took. A run that would never end is stopped by a
+    /// 10 s duration the plan gets unless it has its own.
+    fn run_scripted(
+        plan: RxPlan,
+        make: impl Fn() -> ScriptedPort + Sync,
+    ) -> (RxSummary, Vec<RxEvent>, Duration) {
+        let plan = RxPlan {
+            duration: plan.duration.or(Some(Duration::from_secs(10))),
+            ..plan
+        };
+        let mut events = Vec::new();
+        let began = Instant::now();
+        let summary = run_rx(
+            &plan,
+            |_| Ok(make()),
+            &StopSignal::new(),
+            |e| events.push(e),
+        )
+        .expect("a scripted run");
+        (summary, events, began.elapsed())
+    }
+
+    fn intervals(events: &[RxEvent]) -> Vec<&RxInterval> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                RxEvent::Interval(i) => Some(i),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn warnings(events: &[RxEvent]) -> Vec<&str> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                RxEvent::Warning(w) => Some(w.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_count_stops_the_run_at_exactly_that_many_frames() {
+        // 10 batches of 8 on offer, 20 wanted: 8, 8, then 4 of the third.
+        let plan = RxPlan {
+            count: Some(20),
+            ..RxPlan::default()
+        };
+        let (s, _, took) = run_scripted(plan, || port(10, false));
+        assert_eq!((s.packets, s.bytes), (20, 20 * 64));
+        assert_eq!(
+            (s.streams, s.lost, s.out_of_order, s.duplicates),
+            (1, 0, 0, 0)
+        );
+        assert!(
+            took < Duration::from_secs(5),
+            "the count did not end the run: {took:?}"
+        );
+    }
+
+    #[test]
+    fn a_finite_source_ends_the_run_with_every_frame_and_its_ring_drops() {
+        let (s, events, took) = run_scripted(RxPlan::default(), || ScriptedPort {
+            ring_drops: 7,
+            ..port(3, true)
+        });
+        assert_eq!((s.packets, s.bytes, s.foreign), (24, 24 * 64, 0));
+        assert_eq!((s.streams, s.lost), (1, 0));
+        assert_eq!(s.ring_drops, 7);
+        assert_eq!(s.threads.len(), 1);
+        assert_eq!((s.threads[0].packets, s.threads[0].ring_drops), (24, 7));
+        assert_eq!(s.threads[0].backend, "scripted");
+        assert!(
+            took < Duration::from_secs(5),
+            "the source's end did not end the run: {took:?}"
+        );
+        // Ready comes first and names the backend.
+        assert!(
+            matches!(events.first(), Some(RxEvent::Ready { backend }) if backend == "scripted"),
+            "{:?}",
+            events.first()
+        );
+    }
+
+    #[test]
+    fn intervals_add_up_to_the_frames_received() {
+        // Three test frames and a foreign one (ARP-sized zeros) per batch,
+        // 40 batches, reported every 2 ms.
+        let make = || ScriptedPort {
+            batches: (0..40u32)
+                .map(|b| {
+                    let mut batch: Vec<Vec<u8>> = (0..3)
+                        .map(|i| test_frame(5, b * 3 + i, 1_800_000_000_000_000_000 - 1000, 7, 9))
+                        .collect();
+                    batch.push(vec![0u8; 42]);
+                    batch
+                })
+                .collect(),
+            finite: true,
+            ring_drops: 0,
+        };
+        let plan = RxPlan {
+            interval: Duration::from_millis(2),
+            ..RxPlan::default()
+        };
+        let (s, events, _) = run_scripted(plan, make);
+        assert_eq!((s.packets, s.foreign), (160, 40));
+        assert_eq!(s.bytes, 120 * 64 + 40 * 46);
+        let iv = intervals(&events);
+        assert!(!iv.is_empty());
+        assert_eq!(iv.iter().map(|i| i.packets).sum::<u64>(), 160);
+        assert_eq!(iv.iter().map(|i| i.bytes).sum::<u64>(), 120 * 64 + 40 * 46);
+        assert_eq!(iv.iter().map(|i| i.foreign).sum::<u64>(), 40);
+    }
+
+    #[test]
+    fn a_duration_ends_the_run_neither_before_nor_long_after() {
+        // Frames for ever.
+        let plan = RxPlan {
+            duration: Some(Duration::from_millis(150)),
+            ..RxPlan::default()
+        };
+        let (s, _, took) = run_scripted(plan, || port(1_000_000, false));
+        assert!(s.packets > 0);
+        assert!(took >= Duration::from_millis(150), "ended early: {took:?}");
+        assert!(took < Duration::from_secs(5), "ended late: {took:?}");
+    }
+
+    #[test]
+    fn the_idle_timeout_counts_from_the_last_frame() {
+        // Two batches at once, then nothing: the run ends 200 ms later, by
+        // itself (the 10 s fallback duration would fail the upper bound).
+        let plan = RxPlan {
+            idle: Some(Duration::from_millis(200)),
+            ..RxPlan::default()
+        };
+        let (s, _, took) = run_scripted(plan, || port(2, false));
+        assert_eq!(s.packets, 16);
+        assert!(took >= Duration::from_millis(200), "ended early: {took:?}");
+        assert!(
+            took < Duration::from_secs(5),
+            "the idle timeout did not end the run: {took:?}"
+        );
+        // No frame, no idle end: only the duration ends it.
+        let plan = RxPlan {
+            idle: Some(Duration::from_millis(50)),
+            duration: Some(Duration::from_millis(300)),
+            ..RxPlan::default()
+        };
+        let (s, _, took) = run_scripted(plan, || port(0, false));
+        assert_eq!(s.packets, 0);
+        assert!(
+            took >= Duration::from_millis(300),
+            "ended before its duration: {took:?}"
+        );
+    }
+
+    /// Sends `n` UDP datagrams to 127.0.0.1's discard port, counted by
+    /// `lo` (nothing listens: the port-unreachable answers count too).
+    fn send_on_lo(n: usize) {
+        let sock = std::net::UdpSocket::bind("127.0.0.1:0").expect("a UDP socket on lo");
+        for _ in 0..n {
+            let _ = sock.send_to(b"x", "127.0.0.1:9");
+        }
+    }
+
+    #[test]
+    fn frames_the_interface_counts_and_the_receiver_never_gets_are_said_once() {
+        // `lo` counts datagrams sent to it while the port gets nothing.
+        let plan = RxPlan {
+            iface: Some("lo".into()),
+            interval: Duration::from_millis(20),
+            duration: Some(Duration::from_millis(400)),
+            ..RxPlan::default()
+        };
+        let sender = std::thread::spawn(|| {
+            for _ in 0..20 {
+                send_on_lo(10);
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        let (s, events, _) = run_scripted(plan.clone(), || port(0, false));
+        sender.join().unwrap();
+        assert_eq!(s.packets, 0);
+        let w = warnings(&events);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].starts_with("lo counted "), "{}", w[0]);
+        assert!(
+            w[0].ends_with(
+                " frames since the start and the receiver (scripted) got none: \
+                 frames longer than its buffers, or taken by another program on lo?"
+            ),
+            "{}",
+            w[0]
+        );
+        // A receiver that gets frames has nothing to say.
+        let sender = std::thread::spawn(|| {
+            for _ in 0..20 {
+                send_on_lo(10);
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        let (s, events, _) = run_scripted(plan, || port(1, false));
+        sender.join().unwrap();
+        assert_eq!(s.packets, 8);
+        assert!(warnings(&events).is_empty(), "{:?}", warnings(&events));
+    }
 }
