@@ -849,11 +849,14 @@ mod tests {
         assert_eq!(c.streams.totals().lost, 14);
     }
 
-    /// A port that hands out scripted batches of frames, one batch per
-    /// call, then nothing (waiting up to 1 ms a call, as a real port waits
-    /// for frames) or, for a finite source, the end.
+    /// A port that hands out `batches` batches of frames made by `batch`
+    /// (from the batch's index), one a call, then nothing (waiting up to
+    /// 1 ms a call, as a real port waits for frames) or, for a finite
+    /// source, the end.
     struct ScriptedPort {
-        batches: std::collections::VecDeque<Vec<Vec<u8>>>,
+        batch: fn(u32) -> Vec<Vec<u8>>,
+        batches: u32,
+        given: u32,
         finite: bool,
         ring_drops: u64,
     }
@@ -868,10 +871,12 @@ mod tests {
             timeout: Duration,
             mut on_frame: F,
         ) -> Result<usize, IoError> {
-            let Some(batch) = self.batches.pop_front() else {
+            if self.given == self.batches {
                 std::thread::sleep(timeout.min(Duration::from_millis(1)));
                 return Ok(0);
-            };
+            }
+            let batch = (self.batch)(self.given);
+            self.given += 1;
             for f in &batch {
                 on_frame(&RxFrame {
                     data: f,
@@ -887,20 +892,23 @@ mod tests {
         }
 
         fn at_eof(&self) -> bool {
-            self.finite && self.batches.is_empty()
+            self.finite && self.given == self.batches
         }
     }
 
-    /// `batches` batches of 8 frames of stream 3, numbered from 0.
+    /// Batch `b`: 8 frames of stream 3, numbers 8b to 8b + 7.
+    fn eight_frames(b: u32) -> Vec<Vec<u8>> {
+        (0..8)
+            .map(|i| test_frame(3, b * 8 + i, 1_800_000_000_000_000_000 - 1000, 7, 9))
+            .collect()
+    }
+
+    /// `batches` batches of [`eight_frames`].
     fn port(batches: u32, finite: bool) -> ScriptedPort {
         ScriptedPort {
-            batches: (0..batches)
-                .map(|b| {
-                    (0..8)
-                        .map(|i| test_frame(3, b * 8 + i, 1_800_000_000_000_000_000 - 1000, 7, 9))
-                        .collect()
-                })
-                .collect(),
+            batch: eight_frames,
+            batches,
+            given: 0,
             finite,
             ring_drops: 0,
         }
@@ -996,18 +1004,16 @@ mod tests {
     fn intervals_add_up_to_the_frames_received() {
         // Three test frames and a foreign one (ARP-sized zeros) per batch,
         // 40 batches, reported every 2 ms.
+        fn three_and_a_foreign(b: u32) -> Vec<Vec<u8>> {
+            let mut batch: Vec<Vec<u8>> = (0..3)
+                .map(|i| test_frame(5, b * 3 + i, 1_800_000_000_000_000_000 - 1000, 7, 9))
+                .collect();
+            batch.push(vec![0u8; 42]);
+            batch
+        }
         let make = || ScriptedPort {
-            batches: (0..40u32)
-                .map(|b| {
-                    let mut batch: Vec<Vec<u8>> = (0..3)
-                        .map(|i| test_frame(5, b * 3 + i, 1_800_000_000_000_000_000 - 1000, 7, 9))
-                        .collect();
-                    batch.push(vec![0u8; 42]);
-                    batch
-                })
-                .collect(),
-            finite: true,
-            ring_drops: 0,
+            batch: three_and_a_foreign,
+            ..port(40, true)
         };
         let plan = RxPlan {
             interval: Duration::from_millis(2),
@@ -1030,7 +1036,7 @@ mod tests {
             duration: Some(Duration::from_millis(150)),
             ..RxPlan::default()
         };
-        let (s, _, took) = run_scripted(plan, || port(1_000_000, false));
+        let (s, _, took) = run_scripted(plan, || port(u32::MAX, false));
         assert!(s.packets > 0);
         assert!(took >= Duration::from_millis(150), "ended early: {took:?}");
         assert!(took < Duration::from_secs(5), "ended late: {took:?}");
