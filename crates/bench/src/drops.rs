@@ -229,6 +229,39 @@ impl HostDrop {
     }
 }
 
+/// The kernel's drops over every host of a trial.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct AllHosts {
+    /// Every place, under its host; None when no host's tracer ran.
+    pub places: Option<Vec<HostDrop>>,
+    /// Drop events the tracers did not get, over every host.
+    pub missed: u64,
+    /// True only when every host's tracer ran.
+    pub traced: bool,
+}
+
+/// Gathers this host's trace (`local`, None when its tracer did not run)
+/// and each observing worker's (`remote`: its host and its trace, None
+/// where its tracer did not run).
+pub fn all_hosts(local: Option<Traced>, remote: Vec<(String, Option<Traced>)>) -> AllHosts {
+    let mut all = AllHosts {
+        traced: local.is_some(),
+        missed: local.as_ref().map_or(0, |t| t.missed),
+        places: local.map(|t| HostDrop::local(&t.places)),
+    };
+    for (host, t) in remote {
+        let Some(t) = t else {
+            all.traced = false;
+            continue;
+        };
+        all.missed += t.missed;
+        all.places
+            .get_or_insert_with(Vec::new)
+            .extend(HostDrop::on(Some(&host), &t.places));
+    }
+    all
+}
+
 /// The places a worker reports: its tracer sees every namespace of its
 /// host's kernel, but only its ports' namespaces are the lab's. Its own
 /// namespace, where its ports without a namespace are, is named `host`,
@@ -1016,6 +1049,61 @@ mod tests {
         }))
         .unwrap();
         (tx, rx)
+    }
+
+    #[test]
+    fn every_hosts_drops_and_misses_add_up_and_one_host_untraced_makes_the_trial_untraced() {
+        let local = Traced {
+            places: vec![event("pktlab-dut", "d0", "NETFILTER_DROP", 600)],
+            missed: 3,
+        };
+        let b = Traced {
+            places: vec![
+                event("host", "d0", "NETFILTER_DROP", 300),
+                event("host", "d1", "QDISC_DROP", 40),
+            ],
+            missed: 14,
+        };
+        let all = all_hosts(Some(local.clone()), vec![("hostb".into(), Some(b.clone()))]);
+        assert_eq!(all.missed, 17);
+        assert!(all.traced);
+        let places = all.places.expect("places");
+        let named: Vec<(Option<&str>, &str, u64)> = places
+            .iter()
+            .map(|p| (p.host.as_deref(), p.drop.iface.as_str(), p.drop.frames))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                (None, "d0", 600),
+                (Some("hostb"), "d0", 300),
+                (Some("hostb"), "d1", 40)
+            ]
+        );
+        // A host whose tracer did not run: its misses are unknown, the
+        // others' places stay, and the trial is not traced.
+        let all = all_hosts(
+            Some(local.clone()),
+            vec![("hostb".into(), Some(b.clone())), ("hostc".into(), None)],
+        );
+        assert_eq!((all.missed, all.traced), (17, false));
+        assert_eq!(all.places.map(|p| p.len()), Some(3));
+        // This host's tracer off: the remote places alone, not traced.
+        let all = all_hosts(None, vec![("hostb".into(), Some(b))]);
+        assert_eq!((all.missed, all.traced), (14, false));
+        assert_eq!(all.places.map(|p| p.len()), Some(2));
+        // No tracer anywhere: no places at all (counters only).
+        assert_eq!(
+            all_hosts(None, vec![("hostb".into(), None)]),
+            AllHosts {
+                places: None,
+                missed: 0,
+                traced: false
+            }
+        );
+        // Only this host, traced.
+        let all = all_hosts(Some(local), Vec::new());
+        assert_eq!((all.missed, all.traced), (3, true));
     }
 
     fn event(netns: &str, iface: &str, reason: &str, frames: u64) -> NamedDrop {

@@ -13,7 +13,7 @@ use pktlab_engine::tx::{TxEvent, TxPlan, TxSummary};
 use pktlab_engine::StopSignal;
 use pktlab_lab::softnet::{self, SoftnetCpu};
 
-use crate::drops::{self, Drops, HostDrop};
+use crate::drops::{self, Drops};
 use crate::endpoint::{BenchIo, Endpoint, Local};
 use crate::late;
 use crate::monitor::{self, IfaceCounters, IfaceEthtool, IfaceQdisc, Second};
@@ -386,32 +386,19 @@ fn one_trial(
     let after = monitor::read_counters(&lab.watched)?;
     let mut lab_counters = monitor::counter_deltas(&before, &after);
     // Each host's tracer: its drops, and whether every host's ran.
-    let mut remote_drops = Vec::new();
-    let mut every_host_traced = true;
+    let mut remote = Vec::new();
     for mut o in observed {
-        match o.drops.take() {
-            Some(t) => remote_drops.push((o.host.clone(), t)),
-            None => every_host_traced = false,
-        }
+        remote.push((o.host.clone(), o.drops.take()));
         observe::merge(&mut seconds, &mut lab_counters, o);
     }
     let qdiscs = monitor::qdisc_deltas(&qdiscs_before, &monitor::read_qdiscs(&lab.watched)?);
     let ethtool_drops =
         monitor::ethtool_deltas(&ethtool_before, &monitor::read_ethtool_drops(&lab.watched)?);
     let softnet = softnet::deltas(&softnet_before, &softnet::read()?);
-    let traced = window.end()?;
-    let local_traced = traced.is_some();
-    let mut missed = traced.as_ref().map_or(0, |t| t.missed);
-    let mut kernel = traced.map(|t| HostDrop::local(&t.places));
-    for (host, t) in &remote_drops {
-        missed += t.missed;
-        kernel
-            .get_or_insert_with(Vec::new)
-            .extend(HostDrop::on(Some(host), &t.places));
-    }
+    let kernel = drops::all_hosts(window.end()?, remote);
     let mut drops = drops::reconcile(
         lab,
-        kernel.as_deref(),
+        kernel.places.as_deref(),
         &drops::Counters {
             tx: &tx,
             rx: &rx,
@@ -421,8 +408,8 @@ fn one_trial(
             softnet: &softnet,
         },
     );
-    drops.tracer_missed = missed;
-    drops.traced = local_traced && every_host_traced;
+    drops.tracer_missed = kernel.missed;
+    drops.traced = kernel.traced;
     let dut_backlog_drops = lab
         .cpus
         .as_ref()
@@ -743,6 +730,7 @@ mod tests {
 
         let tx = gen.plan.lock().unwrap().clone().unwrap();
         assert_eq!(tx.threads, 3);
+        assert_eq!(tx.count, None);
         assert_eq!(tx.duration, Some(Duration::from_secs(4)));
         assert_eq!(tx.rate_pps, Some(1234.0));
         assert_eq!(tx.interval, Duration::from_millis(250));
@@ -754,6 +742,44 @@ mod tests {
         assert_eq!(rx.netns.as_deref(), Some("ns-rcv"));
         assert_eq!(rx.iface.as_deref(), Some("r0"));
         assert_eq!(rx.cpus, [0]);
+    }
+
+    #[test]
+    fn a_shaped_trial_asks_for_its_burst_and_counts_late_frames_as_lost() {
+        let lab = target();
+        let settings = settings();
+        let stop = StopSignal::new();
+        // Intervals of 2 s: the drain (0.5 s after the scripted generator,
+        // which returns at once) ends within the first, so the frames of
+        // the next two came late.
+        let rcv = rcv(vec![(1000, 0, 2.0), (30, 0, 2.0), (5, 0, 2.0)], 1035, 0);
+        let gen = gen(vec![1000.0, 1000.0, 1000.0], 1100, 1000.0);
+        let trials = Trials {
+            lab: &lab,
+            gen: &gen,
+            rcv: &rcv,
+            io: BenchIo::Afpacket,
+            settings: &settings,
+            stop: &stop,
+        };
+        let shape = Shape {
+            count: Some(1100),
+            warmup: Duration::ZERO,
+            late_window: Some(Duration::from_millis(300)),
+        };
+        let began = Instant::now();
+        let r = trials
+            .run_shaped(&Traffic::inet4(), Some(1000.0), shape, &mut |_| {})
+            .unwrap();
+        // The receiver counts through the drain and the late window.
+        let took = began.elapsed();
+        assert!(took >= DRAIN + Duration::from_millis(300), "{took:?}");
+        let tx = gen.plan.lock().unwrap().clone().unwrap();
+        assert_eq!(tx.count, Some(1100));
+        // 1035 received, 35 of them late: 1100 − 1000 on time = 100 lost.
+        assert_eq!(r.late, Some(35));
+        assert_eq!(r.lost, 100);
+        assert_eq!(r.loss_ratio, 100.0 / 1100.0);
     }
 
     #[test]
