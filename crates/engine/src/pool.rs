@@ -219,6 +219,10 @@ where
             .collect();
 
         let start = gate.open_when_ready(threads, stop);
+        // A panic of the watch (on this thread) stops the workers: the
+        // scope waits for them before the panic goes on, for ever if
+        // nothing told them to stop.
+        let _stop_on_panic = StopOnPanic(&run_stop);
         if let Some(start) = start {
             let published: Vec<String> = backends.iter().filter_map(|b| b.get().cloned()).collect();
             watch.started(&published);
@@ -271,6 +275,17 @@ impl Drop for WorkerDone<'_> {
             self.run_stop.stop();
         }
         self.done.fetch_add(1, Ordering::Release);
+    }
+}
+
+/// Stops the workers when dropped by a panic of the calling thread.
+struct StopOnPanic<'a>(&'a StopSignal);
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.stop();
+        }
     }
 }
 
@@ -424,6 +439,42 @@ mod tests {
                 .expect("the panic is the run's error");
             assert_eq!(e.to_string(), EngineError::WorkerPanicked("TX").to_string());
         }
+    }
+
+    /// A watch whose look panics once the run has started.
+    struct PanickyWatch;
+
+    impl Watch<Count> for PanickyWatch {
+        fn started(&mut self, _: &[String]) {}
+        fn look(&mut self, _: Instant, _: Instant, _: &[CachePadded<Count>], _: &StopSignal) {
+            panic!("a watch's bug");
+        }
+        fn sample(&mut self, _: Sample) {}
+    }
+
+    #[test]
+    fn a_watch_that_panics_stops_the_workers_and_the_panic_goes_on() {
+        // The worker runs until told to stop; the run must end with the
+        // watch's panic (it used to wait for the worker for ever).
+        let (done, ended) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let stop = StopSignal::new();
+            let workers: Vec<Work<'static>> = vec![Box::new(|w: &Worker<'_, Count>| {
+                let start = w.wait_start();
+                while start.is_some() && !w.should_stop() {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Ok(start.map(|_| 0))
+            })];
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                run(&spec(&stop, false), workers, &mut PanickyWatch)
+            }));
+            let _ = done.send(r.is_err());
+        });
+        let panicked = ended
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the run ended after the watch panicked");
+        assert!(panicked, "the watch's panic went on");
     }
 
     #[test]
