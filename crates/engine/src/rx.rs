@@ -915,26 +915,30 @@ mod tests {
     }
 
     /// Runs `plan` over one scripted port: the summary, every event and
-    /// how long the run took. A run that would never end is stopped by a
-    /// 10 s duration the plan gets unless it has its own.
+    /// how long the run took. A watchdog stops a run that does not end by
+    /// itself within 6 s (a broken count, duration, idle or end check), so
+    /// that the test fails on its bounds rather than never ending.
     fn run_scripted(
         plan: RxPlan,
         make: impl Fn() -> ScriptedPort + Sync,
     ) -> (RxSummary, Vec<RxEvent>, Duration) {
-        let plan = RxPlan {
-            duration: plan.duration.or(Some(Duration::from_secs(10))),
-            ..plan
+        let stop = StopSignal::new();
+        let (ended, end) = std::sync::mpsc::channel::<()>();
+        let watchdog = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                if end.recv_timeout(Duration::from_secs(6)).is_err() {
+                    stop.stop();
+                }
+            })
         };
         let mut events = Vec::new();
         let began = Instant::now();
-        let summary = run_rx(
-            &plan,
-            |_| Ok(make()),
-            &StopSignal::new(),
-            |e| events.push(e),
-        )
-        .expect("a scripted run");
-        (summary, events, began.elapsed())
+        let summary = run_rx(&plan, |_| Ok(make()), &stop, |e| events.push(e));
+        let took = began.elapsed();
+        let _ = ended.send(());
+        watchdog.join().unwrap();
+        (summary.expect("a scripted run"), events, took)
     }
 
     fn intervals(events: &[RxEvent]) -> Vec<&RxInterval> {
@@ -1045,7 +1049,7 @@ mod tests {
     #[test]
     fn the_idle_timeout_counts_from_the_last_frame() {
         // Two batches at once, then nothing: the run ends 200 ms later, by
-        // itself (the 10 s fallback duration would fail the upper bound).
+        // itself (the watchdog's stop would fail the upper bound).
         let plan = RxPlan {
             idle: Some(Duration::from_millis(200)),
             ..RxPlan::default()
