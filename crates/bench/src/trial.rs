@@ -304,6 +304,13 @@ fn one_trial(
     let (tx_events, rx_events) = mpsc::channel::<RxEvent>();
 
     let (tx, rx, seconds) = std::thread::scope(|scope| {
+        // A panic on this thread stops the receiver and the sampler: the
+        // scope waits for them before the panic goes on, for ever if
+        // nothing told them to stop.
+        let _stop_on_panic = OnPanic(|| {
+            rx_stop.stop();
+            monitor_stop.store(true, Ordering::Relaxed);
+        });
         let receiver = scope.spawn(|| {
             trials.rcv.receive(&recv, &rx_stop, &mut move |e| {
                 let _ = tx_events.send(e);
@@ -463,6 +470,17 @@ fn one_trial(
     })
 }
 
+/// Runs its closure when dropped by a panic.
+struct OnPanic<F: FnMut()>(F);
+
+impl<F: FnMut()> Drop for OnPanic<F> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            (self.0)();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! `one_trial` against scripted ends: what it asks each end for, and
@@ -486,6 +504,8 @@ mod tests {
         packets: u64,
         pps: f64,
         plan: Mutex<Option<TxPlan>>,
+        /// Panics once it has its plan (a bug of the generator's side).
+        panics: bool,
     }
 
     impl Endpoint for ScriptedGen {
@@ -496,6 +516,7 @@ mod tests {
             on_event: &mut dyn FnMut(TxEvent),
         ) -> Result<TxSummary, BenchError> {
             *self.plan.lock().unwrap() = Some(cfg.plan.clone());
+            assert!(!self.panics, "a generator's bug");
             for (i, &pps) in self.interval_pps.iter().enumerate() {
                 on_event(TxEvent::Interval(TxInterval {
                     elapsed: (i + 1) as f64,
@@ -647,6 +668,7 @@ mod tests {
             packets,
             pps,
             plan: Mutex::new(None),
+            panics: false,
         }
     }
 
@@ -780,6 +802,38 @@ mod tests {
         assert_eq!(r.late, Some(35));
         assert_eq!(r.lost, 100);
         assert_eq!(r.loss_ratio, 100.0 / 1100.0);
+    }
+
+    #[test]
+    fn a_panic_during_the_trial_stops_the_receiver_and_goes_on() {
+        // The receiver counts until told to stop; the generator panics.
+        // The trial must end with the panic (it used to wait for the
+        // receiver for ever).
+        let (ended, end) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let (lab, settings, stop) = (target(), settings(), StopSignal::new());
+            let rcv = rcv(vec![(100, 0, 1.0)], 100, 0);
+            let gen = ScriptedGen {
+                panics: true,
+                ..gen(vec![100.0], 100, 100.0)
+            };
+            let trials = Trials {
+                lab: &lab,
+                gen: &gen,
+                rcv: &rcv,
+                io: BenchIo::Afpacket,
+                settings: &settings,
+                stop: &stop,
+            };
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                trials.run(&Traffic::inet4(), None, &mut |_| {})
+            }));
+            let _ = ended.send(r.is_err());
+        });
+        let panicked = end
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the trial ended after the generator panicked");
+        assert!(panicked, "the generator's panic went on");
     }
 
     #[test]
