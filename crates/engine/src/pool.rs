@@ -471,8 +471,9 @@ mod tests {
             }));
             let _ = done.send(r.is_err());
         });
+        // 8 s: a hang fails here, before cargo-mutants' 20 s timeout.
         let panicked = ended
-            .recv_timeout(Duration::from_secs(20))
+            .recv_timeout(Duration::from_secs(8))
             .expect("the run ended after the watch panicked");
         assert!(panicked, "the watch's panic went on");
     }
