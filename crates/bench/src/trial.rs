@@ -652,6 +652,24 @@ mod tests {
         }
     }
 
+    /// Trials of `lab` between scripted ends.
+    fn scripted_trials<'a>(
+        lab: &'a Target,
+        gen: &'a ScriptedGen,
+        rcv: &'a ScriptedRcv,
+        settings: &'a TrialSettings,
+        stop: &'a StopSignal,
+    ) -> Trials<'a> {
+        Trials {
+            lab,
+            gen,
+            rcv,
+            io: BenchIo::Afpacket,
+            settings,
+            stop,
+        }
+    }
+
     fn rcv(intervals: Vec<(u64, u64, f64)>, packets: u64, foreign: u64) -> ScriptedRcv {
         ScriptedRcv {
             intervals,
@@ -691,14 +709,7 @@ mod tests {
             200,
         );
         let gen = gen(vec![1000.0, 1200.0, 1300.0, 1250.0], 5000, 1111.0);
-        let trials = Trials {
-            lab: &lab,
-            gen: &gen,
-            rcv: &rcv,
-            io: BenchIo::Afpacket,
-            settings: &settings,
-            stop: &stop,
-        };
+        let trials = scripted_trials(&lab, &gen, &rcv, &settings, &stop);
         let traffic = Traffic {
             threads: 3,
             ..Traffic::inet4()
@@ -776,14 +787,7 @@ mod tests {
         // the next two came late.
         let rcv = rcv(vec![(1000, 0, 2.0), (30, 0, 2.0), (5, 0, 2.0)], 1035, 0);
         let gen = gen(vec![1000.0, 1000.0, 1000.0], 1100, 1000.0);
-        let trials = Trials {
-            lab: &lab,
-            gen: &gen,
-            rcv: &rcv,
-            io: BenchIo::Afpacket,
-            settings: &settings,
-            stop: &stop,
-        };
+        let trials = scripted_trials(&lab, &gen, &rcv, &settings, &stop);
         let shape = Shape {
             count: Some(1100),
             warmup: Duration::ZERO,
@@ -817,14 +821,7 @@ mod tests {
                 panics: true,
                 ..gen(vec![100.0], 100, 100.0)
             };
-            let trials = Trials {
-                lab: &lab,
-                gen: &gen,
-                rcv: &rcv,
-                io: BenchIo::Afpacket,
-                settings: &settings,
-                stop: &stop,
-            };
+            let trials = scripted_trials(&lab, &gen, &rcv, &settings, &stop);
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 trials.run(&Traffic::inet4(), None, &mut |_| {})
             }));
@@ -845,14 +842,7 @@ mod tests {
         let rcv = rcv(vec![(10, 0, 1.0), (20, 0, 1.0), (30, 0, 1.0)], 60, 60);
         // No generator interval: the offered rate is the summary's.
         let gen = gen(Vec::new(), 0, 7.0);
-        let trials = Trials {
-            lab: &lab,
-            gen: &gen,
-            rcv: &rcv,
-            io: BenchIo::Afpacket,
-            settings: &settings,
-            stop: &stop,
-        };
+        let trials = scripted_trials(&lab, &gen, &rcv, &settings, &stop);
         let r = trials.run(&Traffic::inet4(), None, &mut |_| {}).unwrap();
         assert_eq!((r.lost, r.loss_ratio), (0, 0.0));
         assert_eq!(r.forwarded_pps, 20.0);
@@ -870,14 +860,7 @@ mod tests {
             ..rcv(Vec::new(), 0, 0)
         };
         let gen = gen(Vec::new(), 0, 0.0);
-        let trials = Trials {
-            lab: &lab,
-            gen: &gen,
-            rcv: &rcv,
-            io: BenchIo::Afpacket,
-            settings: &settings,
-            stop: &stop,
-        };
+        let trials = scripted_trials(&lab, &gen, &rcv, &settings, &stop);
         let err = trials
             .run(&Traffic::inet4(), None, &mut |_| {})
             .unwrap_err();
