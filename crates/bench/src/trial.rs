@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use pktlab_engine::gen::GenConfig;
 use pktlab_engine::recv::RecvConfig;
 use pktlab_engine::rx::{RxEvent, RxPlan, RxSummary};
+use pktlab_engine::stop::OnPanic;
 use pktlab_engine::tx::{TxEvent, TxPlan, TxSummary};
 use pktlab_engine::StopSignal;
 use pktlab_lab::softnet::{self, SoftnetCpu};
@@ -468,17 +469,6 @@ fn one_trial(
         drops,
         latency_note,
     })
-}
-
-/// Runs its closure when dropped by a panic.
-struct OnPanic<F: FnMut()>(F);
-
-impl<F: FnMut()> Drop for OnPanic<F> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            (self.0)();
-        }
-    }
 }
 
 #[cfg(test)]

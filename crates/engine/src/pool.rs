@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use crossbeam_utils::CachePadded;
 use pktlab_io::iface::{read_counters, IfCounters};
 
+use crate::stop::OnPanic;
 use crate::{EngineError, StopSignal};
 use gate::Gate;
 use monitor::Monitor;
@@ -222,7 +223,7 @@ where
         // A panic of the watch (on this thread) stops the workers: the
         // scope waits for them before the panic goes on, for ever if
         // nothing told them to stop.
-        let _stop_on_panic = StopOnPanic(&run_stop);
+        let _stop_on_panic = OnPanic(|| run_stop.stop());
         if let Some(start) = start {
             let published: Vec<String> = backends.iter().filter_map(|b| b.get().cloned()).collect();
             watch.started(&published);
@@ -275,17 +276,6 @@ impl Drop for WorkerDone<'_> {
             self.run_stop.stop();
         }
         self.done.fetch_add(1, Ordering::Release);
-    }
-}
-
-/// Stops the workers when dropped by a panic of the calling thread.
-struct StopOnPanic<'a>(&'a StopSignal);
-
-impl Drop for StopOnPanic<'_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0.stop();
-        }
     }
 }
 

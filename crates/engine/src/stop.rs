@@ -56,6 +56,19 @@ impl StopSignal {
     }
 }
 
+/// Runs its closure when dropped by a panic: a thread that owns a
+/// `std::thread::scope` tells the scope's other threads to stop, or the
+/// scope would wait for them for ever before the panic could go on.
+pub struct OnPanic<F: FnMut()>(pub F);
+
+impl<F: FnMut()> Drop for OnPanic<F> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            (self.0)();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
