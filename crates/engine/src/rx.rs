@@ -98,6 +98,10 @@ pub struct Latency {
     pub p99: u64,
     pub p999: u64,
     pub max: u64,
+    /// One test frame in this many was timed (`recv --io xdp --latency
+    /// 1/N`); absent when every one was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub one_in: Option<u32>,
 }
 
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
@@ -547,6 +551,7 @@ fn summarize(ends: Vec<WorkerEnd>, iface: Option<IfCounters>) -> RxSummary {
             p99: h.value_at_quantile(0.99),
             p999: h.value_at_quantile(0.999),
             max: h.max(),
+            one_in: None,
         }),
         interrupted: crate::stop::interrupted(),
         iface,

@@ -15,7 +15,7 @@ use crossbeam_utils::CachePadded;
 use pktlab_io::clock::realtime_ns;
 use pktlab_io::iface::IfCounters;
 use pktlab_io::xdprecv::{
-    bucket_range, CpuStats, LatencyHistogram, Stream, XdpRecv, XdpRecvConfig,
+    bucket_range, CpuStats, LatencyHistogram, Stream, Timing, XdpRecv, XdpRecvConfig,
 };
 
 use crate::pool::{self, in_netns, NoCounters, PoolSpec, Sample, Watch, Worker};
@@ -82,9 +82,9 @@ pub fn run_xdp_recv(
     let mut seen = watch.seen;
     let finished = finished?;
     let stats = rx.cpu_stats()?;
-    // Untimed, the last frame is dated by the looks: frames counted after
-    // the last look came before the detach.
-    let last_frame_ns = (!rx.times_frames()).then(|| {
+    // Unless every frame is timed, the last frame is dated by the looks:
+    // frames counted after the last look came before the detach.
+    let last_frame_ns = (!rx.dates_every_frame()).then(|| {
         seen.saw(total(&stats).packets, detached_ns);
         seen.at_ns
     });
@@ -95,7 +95,7 @@ pub fn run_xdp_recv(
     let hist = rx.histogram()?;
     let mut streams = Vec::new();
     rx.for_each_stream(|id, s| streams.push((id, *s)))?;
-    Ok(summarize(
+    let mut summary = summarize(
         &backend,
         &stats,
         &hist,
@@ -103,7 +103,11 @@ pub fn run_xdp_recv(
         last_frame_ns,
         crate::stop::interrupted(),
         finished.iface,
-    ))
+    );
+    if let Some(l) = &mut summary.latency_ns {
+        l.one_in = rx.timing().one_in();
+    }
+    Ok(summary)
 }
 
 /// When user space last saw the frame count grow: the time of the last
@@ -136,10 +140,10 @@ fn busy_warning(frames: u64) -> String {
 /// What is printed at the start: the memory the program's maps take.
 pub fn memory_line(rx: &XdpRecv) -> String {
     let bytes = rx.memory_bytes();
-    let untimed = if rx.times_frames() {
-        ""
-    } else {
-        "; frames are not timed (--latency off)"
+    let untimed = match rx.timing() {
+        Timing::Every => String::new(),
+        Timing::OneIn(n) => format!("; one test frame in {n} is timed per CPU (--latency 1/{n})"),
+        Timing::Off => "; frames are not timed (--latency off)".to_string(),
     };
     format!(
         "xdp: state for {} streams (--streams) and a latency histogram per CPU ({} CPUs): {:.1} MiB of BPF maps ({bytes} bytes){untimed}",
@@ -188,7 +192,7 @@ impl<E: FnMut(RxEvent)> Watch<NoCounters> for XdpRecvWatch<'_, E> {
         if self.plan.duration.is_some_and(|d| now >= start + d) {
             end.stop();
         }
-        let untimed = !self.rx.times_frames();
+        let untimed = !self.rx.dates_every_frame();
         if self.plan.idle.is_none() && self.plan.count.is_none() && !untimed {
             return;
         }
@@ -356,6 +360,7 @@ fn latency(t: &CpuStats, hist: &LatencyHistogram) -> Option<Latency> {
         p99: q(0.99),
         p999: q(0.999),
         max: t.lat_max,
+        one_in: None,
     })
 }
 
@@ -378,6 +383,7 @@ mod tests {
             lat_max: lat.3,
             busy: 0,
             bad_stamps: 0,
+            until_timed: 0,
         }
     }
 

@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 
 use pktlab_engine::seq::{SeqCounts, StreamState};
-use pktlab_io::xdprecv::{CpuStats, XdpRecv, XdpRecvConfig};
+use pktlab_io::xdprecv::{CpuStats, Timing, XdpRecv, XdpRecvConfig};
 use pktlab_wire::parse::parse_test_frame;
 use pktlab_wire::payload::TestPayload;
 use proptest::prelude::*;
@@ -254,7 +254,7 @@ fn a_count_stops_the_program_counting_exactly() {
 fn untimed_frames_are_checked_but_not_timed() {
     let cfg = XdpRecvConfig {
         streams: 4,
-        latency: false,
+        timing: Timing::Off,
         ..XdpRecvConfig::default()
     };
     let mut rx = XdpRecv::load(&cfg, "BPF_PROG_RUN").expect("loading the xdprecv program");
@@ -278,6 +278,58 @@ fn untimed_frames_are_checked_but_not_timed() {
     assert_eq!((cpu.last_ns, cpu.lat_max), (0, 0));
     let streams = program_streams(&rx);
     assert_eq!((streams[&2].received, streams[&2].lost), (3, 1));
+}
+
+/// `--latency 1/N`: every frame is counted and checked, one test frame in
+/// N on the CPU is timed: its 1st, N+1th, ... test frames; foreign frames
+/// do not count. Pinned to one CPU so that the countdown is one.
+#[test]
+fn one_test_frame_in_n_is_timed() {
+    let cpu = *pktlab_engine::affinity::allowed_cpus()
+        .first()
+        .expect("a usable CPU");
+    pktlab_engine::affinity::pin_current_thread(cpu).unwrap();
+    let cfg = XdpRecvConfig {
+        streams: 4,
+        timing: Timing::OneIn(4),
+        ..XdpRecvConfig::default()
+    };
+    let mut rx = XdpRecv::load(&cfg, "BPF_PROG_RUN").expect("loading the xdprecv program");
+    let mut arp = frame(false, 0, TestPayload::new(0, 0, 0), 0);
+    arp[12..14].copy_from_slice(&[0x08, 0x06]);
+    // A foreign frame first: it loads the program (milliseconds) before
+    // any stamp is taken, and it is not counted down.
+    rx.run_once(&arp).unwrap();
+    // Test frames 0 to 9 of stream 1, frame i stamped i + 1 ms ago; a
+    // foreign frame after every third. The timed ones are 0, 4 and 8.
+    let mut stamped = Vec::new();
+    for i in 0..10u32 {
+        let ts = realtime_ns() - u64::from(i + 1) * 1_000_000;
+        stamped.push(ts);
+        rx.run_once(&frame(false, 0, TestPayload::new(1, i, ts), 0))
+            .unwrap();
+        if i % 3 == 2 {
+            rx.run_once(&arp).unwrap();
+        }
+    }
+    let stats = rx.cpu_stats().unwrap();
+    let c = stats[cpu];
+    assert_eq!((c.packets, c.foreign, c.lat_count), (14, 4, 3), "{c:?}");
+    // Frames 0, 4 and 8 were stamped 1, 5 and 9 ms ago, each latency a
+    // little more (the time to run the program): 1, 9 and 15 ms (frames
+    // 1, 5, 9 would sum to 18 ms).
+    assert!((1_000_000..1_500_000).contains(&c.lat_min), "{c:?}");
+    assert!((9_000_000..9_500_000).contains(&c.lat_max), "{c:?}");
+    assert!((15_000_000..15_500_000).contains(&c.lat_sum), "{c:?}");
+    assert_eq!(c.last_ns, 0, "only every frame timed dates the last one");
+    // Frame 9 was the first after 8: frames 10 and 11 would be skipped
+    // too, 12 timed.
+    assert_eq!(c.until_timed, 2);
+    assert_eq!(rx.histogram().unwrap().total(), 3);
+    let streams = program_streams(&rx);
+    assert_eq!((streams[&1].received, streams[&1].lost), (10, 0));
+    assert!(!rx.dates_every_frame());
+    assert_eq!(rx.timing().one_in(), Some(4));
 }
 
 /// Every frame gives its stream back: the `busy` word is 0 between frames

@@ -162,6 +162,37 @@ fn untimed_counts_exactly_without_latency() {
     );
 }
 
+/// `--latency 1/8`: the same exact counts, one test frame in 8 timed on
+/// each CPU (ceil of its frames / 8: 2500 plus at most one per CPU), and
+/// the run dated as with `--latency off`.
+#[test]
+fn sampled_latency_counts_exactly_and_times_one_frame_in_n() {
+    let _serial = one_at_a_time();
+    let v = VethNs::new();
+    let (x, a) = xdp_and_afpacket(&v, &["--latency", "1/8"]);
+    gen(&v, &["-n", "20000", "-R", "40kpps"]);
+    let (_, xs) = x.wait(WAIT);
+    let (_, as_) = a.wait(WAIT);
+    assert_eq!(counts(&xs), (20000, 2000, 0, 0, 0, 0));
+    assert_same(&xs, &as_);
+    let l = &xs["latency_ns"];
+    assert_eq!(u(l, "one_in"), 8, "{xs}");
+    let cpus = std::thread::available_parallelism().unwrap().get() as u64;
+    let timed = u(l, "count");
+    assert!((2500..=2500 + cpus).contains(&timed), "{timed} timed");
+    assert_eq!(u(&as_["latency_ns"], "count"), 20000);
+    assert!(as_["latency_ns"].get("one_in").is_none(), "{as_}");
+    // A veth hop takes microseconds, not nothing and not a second.
+    assert!(u(l, "min") > 0 && u(l, "max") < 1_000_000_000, "{l}");
+    let seconds = xs["seconds"].as_f64().unwrap();
+    let stamped = as_["seconds"].as_f64().unwrap();
+    assert!(seconds >= 0.45, "{seconds} s, AF_PACKET {stamped} s");
+    assert!(
+        (seconds - stamped).abs() < 0.1,
+        "{seconds} s, AF_PACKET {stamped} s"
+    );
+}
+
 /// The program the receiver attached to vb, by its name.
 fn attached_program(v: &VethNs) -> String {
     let link = v.exec("ip -d link show vb");
@@ -470,7 +501,8 @@ fn the_stream_state_is_sized_from_the_ranges() {
 }
 
 /// Streams beyond --streams are counted as untracked, never checked; the
-/// memory line and the human text say so.
+/// memory line and the human text say so, and that one test frame in 4
+/// was timed (`--latency 1/4`; untracked frames are timed too).
 #[test]
 fn streams_beyond_the_limit_are_untracked_in_text_too() {
     let _serial = one_at_a_time();
@@ -478,6 +510,7 @@ fn streams_beyond_the_limit_are_untracked_in_text_too() {
     let mut child = Command::new("ip")
         .args(["netns", "exec", &v.ns, common::PKTLAB, "recv", "-i", "vb"])
         .args(["--io", "xdp", "--streams", "1000", "-W", "2", "-t", "80"])
+        .args(["--latency", "1/4"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -493,19 +526,29 @@ fn streams_beyond_the_limit_are_untracked_in_text_too() {
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert!(child.wait().unwrap().success(), "{err}");
-    // 1000 streams of 64 bytes, plus per CPU 96 bytes of counters and
+    // 1000 streams of 64 bytes, plus per CPU 104 bytes of counters and
     // 4352 buckets (34 powers of two of 128) of 8 bytes, plus the 8 bytes
     // of the -n count.
     let cpus = std::fs::read_to_string("/sys/devices/system/cpu/possible").unwrap();
     let ncpus = pktlab_engine::affinity::parse_cpu_list(cpus.trim())
         .unwrap()
         .len() as u64;
-    let bytes = 1000 * 64 + ncpus * (96 + 4352 * 8) + 8;
+    let bytes = 1000 * 64 + ncpus * (104 + 4352 * 8) + 8;
     assert!(
         err.contains("xdp: state for 1000 streams (--streams)")
-            && err.contains(&format!("({bytes} bytes)")),
+            && err.contains(&format!(
+                "({bytes} bytes); one test frame in 4 is timed per CPU (--latency 1/4)\n"
+            )),
         "{err}"
     );
+    // 20000 test frames: 5000 timed, plus at most one per CPU.
+    let at = text
+        .find("\nLatency (1 test frame in 4 timed per CPU: ")
+        .expect(&text)
+        + 43;
+    let timed: u64 = text[at..].split(')').next().unwrap().parse().expect(&text);
+    assert!((5000..=5000 + ncpus).contains(&timed), "{text}");
+    assert!(text[at..].contains("): min "), "{text}");
     assert!(
         text.contains(
             "Test traffic: 1000 flows in 1000 streams, 0 lost, 0 out of order, 0 duplicates; 0 foreign frames\n"
@@ -714,16 +757,32 @@ fn bad_settings_are_usage_errors() {
     );
     assert_eq!(
         (r.code, r.stderr.as_str()),
-        (2, "pktlab: invalid latency 'maybe': use on or off\n")
+        (
+            2,
+            "pktlab: invalid latency 'maybe': use on, off or 1/N with N from 1 to 1048576\n"
+        )
     );
-    let r = pktlab_in(
-        &v.ns,
-        &["recv", "-i", "vb", "--io", "afxdp", "--latency", "off"],
-    );
-    assert_eq!(
-        (r.code, r.stderr.as_str()),
-        (2, "pktlab: --latency off applies to --io xdp only (the other receivers time frames per batch or per frame at no cost worth saving)\n")
-    );
+    // 1/N: N from 1 to 2^20, digits only.
+    for bad in ["1/0", "1/", "2/4", "1/+4", "1/1048577", "1/4x", "1/-4"] {
+        let r = pktlab_in(
+            &v.ns,
+            &["recv", "-i", "vb", "--io", "xdp", "--latency", bad],
+        );
+        assert_eq!(
+            (r.code, r.stderr),
+            (2, format!("pktlab: invalid latency '{bad}': use on, off or 1/N with N from 1 to 1048576\n")),
+        );
+    }
+    for (io, latency) in [("afxdp", "off"), ("afpacket", "1/16")] {
+        let r = pktlab_in(
+            &v.ns,
+            &["recv", "-i", "vb", "--io", io, "--latency", latency],
+        );
+        assert_eq!(
+            (r.code, r.stderr),
+            (2, format!("pktlab: --latency {latency} applies to --io xdp only (the other receivers time frames per batch or per frame at no cost worth saving)\n"))
+        );
+    }
     // A summary still comes from a run that saw nothing.
     let r = pktlab_in(
         &v.ns,

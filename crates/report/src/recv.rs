@@ -84,8 +84,12 @@ pub fn summary_text(s: &RxSummary, info: &RecvInfo) -> String {
     }
     out += "\n";
     if let Some(l) = &s.latency_ns {
+        let sample = match l.one_in {
+            Some(n) => format!(" (1 test frame in {n} timed per CPU: {})", l.count),
+            None => String::new(),
+        };
         out += &format!(
-            "Latency: min {} avg {} p50 {} p99 {} p99.9 {} max {}\n",
+            "Latency{sample}: min {} avg {} p50 {} p99 {} p99.9 {} max {}\n",
             nanos(l.min as f64),
             nanos(l.avg),
             nanos(l.p50 as f64),
@@ -298,6 +302,7 @@ mod tests {
             p99: 1_250_000,
             p999: 2_000_000_000,
             max: 2_500_000_000,
+            one_in: None,
         });
         s.iface = Some(IfCounters {
             rx_packets: 10_002,
@@ -318,6 +323,20 @@ mod tests {
              Interface r0: rx_packets 10002 rx_dropped 1 rx_missed_errors 2 rx_fifo_errors 3 rx_errors 4; socket ring drops 5\n\
              Interrupted: the figures cover the run until Ctrl-C.\n"
         );
+        // A sample (recv --io xdp --latency 1/16) says so and how big.
+        let mut timed = s.clone();
+        if let Some(l) = &mut timed.latency_ns {
+            l.count = 625;
+            l.one_in = Some(16);
+        }
+        assert!(summary_text(&timed, &info()).contains(
+            "\nLatency (1 test frame in 16 timed per CPU: 625): min 850 ns avg 12.3 us p50 10.0 us p99 1.25 ms p99.9 2.000 s max 2.500 s\n"
+        ));
+        let json = serde_json::to_value(&timed).unwrap();
+        assert_eq!(json["latency_ns"]["one_in"], 16);
+        assert!(serde_json::to_value(&s).unwrap()["latency_ns"]
+            .get("one_in")
+            .is_none());
         // Without the interface, ring drops still show.
         let mut s = summary();
         s.ring_drops = 5;

@@ -9,9 +9,11 @@ pub struct Cfg {
     pub tai_minus_realtime: i64,
     /// 1: pass frames on to the stack; 0: drop them.
     pub pass: u32,
-    /// 1: no frame is timed (`--latency off`): the clock is read only for
-    /// a CPU's first frame, `last_ns` stays 0.
-    pub untimed: u32,
+    /// Which test frames are timed ([`super::Timing::cfg_value`]): 1 every
+    /// one; 0 none (`--latency off`), the clock is read only for a CPU's
+    /// first frame; N one in N per CPU (`--latency 1/N`). Unless 1,
+    /// `last_ns` stays 0.
+    pub time_every: u32,
     /// Frames to count, on all CPUs together (`recv -n`); 0: every one.
     pub limit: u64,
 }
@@ -45,6 +47,9 @@ pub struct CpuStats {
     /// Test frames whose stamp is from the future or from before the run
     /// (crates/wire/src/payload.rs's believable_latency): not timed.
     pub bad_stamps: u64,
+    /// With one frame in N timed: the CPU's test frames left before its
+    /// next timed one (the program's own countdown).
+    pub until_timed: u64,
 }
 
 // SAFETY: integers only, no padding.
@@ -82,7 +87,7 @@ mod tests {
     #[test]
     fn sizes_match_the_c_structs() {
         assert_eq!(std::mem::size_of::<Cfg>(), 24);
-        assert_eq!(std::mem::size_of::<CpuStats>(), 12 * 8);
+        assert_eq!(std::mem::size_of::<CpuStats>(), 13 * 8);
         assert_eq!(std::mem::size_of::<Stream>(), 8 + 8 * 7);
     }
 }

@@ -51,9 +51,76 @@ pub struct XdpRecvConfig {
     /// Count only the first this many frames (`recv -n`): the program
     /// stops counting at exactly this many, whatever the CPUs.
     pub count: Option<u64>,
-    /// Time every test frame (latency); off, the program reads no clock
-    /// per frame (`--latency off`), the fastest count.
-    pub latency: bool,
+    /// Which test frames are timed (`--latency`).
+    pub timing: Timing,
+}
+
+/// Which test frames the program times (`recv --io xdp --latency`). The
+/// clock read is the dearest step of the program, so the choice is between
+/// latency from every frame and the receiver's speed (README, "`recv --io
+/// xdp`").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    /// Every test frame (`on`, the default).
+    Every,
+    /// One test frame in N on each CPU, N ≥ 2 (`1/N`): its first, its
+    /// N+1th, ... The quantiles describe that sample.
+    OneIn(u32),
+    /// None (`off`): no latency, the last frame dated by user space to
+    /// within a look.
+    Off,
+}
+
+impl Timing {
+    /// The largest N of `1/N`.
+    pub const MAX_ONE_IN: u32 = 1 << 20;
+
+    /// The program's `time_every` setting: 1, N or 0.
+    pub fn cfg_value(self) -> u32 {
+        match self {
+            Timing::Every => 1,
+            Timing::OneIn(n) => n,
+            Timing::Off => 0,
+        }
+    }
+
+    /// N when one test frame in N is timed.
+    pub fn one_in(self) -> Option<u32> {
+        match self {
+            Timing::OneIn(n) => Some(n),
+            _ => None,
+        }
+    }
+}
+
+impl std::str::FromStr for Timing {
+    type Err = String;
+
+    /// `on`, `off` or `1/N` (`1/1` is `on`).
+    fn from_str(s: &str) -> Result<Timing, String> {
+        let bad = || {
+            format!(
+                "invalid latency '{s}': use on, off or 1/N with N from 1 to {}",
+                Timing::MAX_ONE_IN
+            )
+        };
+        match s {
+            "on" => Ok(Timing::Every),
+            "off" => Ok(Timing::Off),
+            _ => {
+                let n = s.strip_prefix("1/").ok_or_else(bad)?;
+                // Digits only: Rust's parser would take "+16".
+                if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+                    return Err(bad());
+                }
+                match n.parse::<u32>() {
+                    Ok(1) => Ok(Timing::Every),
+                    Ok(n) if (2..=Timing::MAX_ONE_IN).contains(&n) => Ok(Timing::OneIn(n)),
+                    _ => Err(bad()),
+                }
+            }
+        }
+    }
 }
 
 impl Default for XdpRecvConfig {
@@ -63,7 +130,7 @@ impl Default for XdpRecvConfig {
             pass: false,
             mode: AttachMode::Auto,
             count: None,
-            latency: true,
+            timing: Timing::Every,
         }
     }
 }
@@ -76,7 +143,7 @@ pub struct XdpRecv {
     attachment: Mutex<Option<XdpAttachment>>,
     mode: Attached,
     pass: bool,
-    latency: bool,
+    timing: Timing,
     iface: String,
     streams: u32,
     ncpus: usize,
@@ -132,7 +199,7 @@ impl XdpRecv {
         let settings = Cfg {
             tai_minus_realtime: crate::xdpgen::tai_minus_realtime_ns(),
             pass: u32::from(cfg.pass),
-            untimed: u32::from(!cfg.latency),
+            time_every: cfg.timing.cfg_value(),
             limit: cfg.count.unwrap_or(0),
         };
         let obj = XdpObject::load_configured(
@@ -147,7 +214,7 @@ impl XdpRecv {
             mode: Attached::Generic,
             attachment: Mutex::new(None),
             pass: cfg.pass,
-            latency: cfg.latency,
+            timing: cfg.timing,
             iface: iface.to_string(),
             streams: cfg.streams,
             ncpus,
@@ -200,9 +267,15 @@ impl XdpRecv {
         }
     }
 
-    /// Whether frames are timed (no `--latency off`).
-    pub fn times_frames(&self) -> bool {
-        self.latency
+    /// Which test frames are timed.
+    pub fn timing(&self) -> Timing {
+        self.timing
+    }
+
+    /// Whether the program dates every frame (`last_ns`): only when it
+    /// times every one; otherwise user space dates the last frame.
+    pub fn dates_every_frame(&self) -> bool {
+        self.timing == Timing::Every
     }
 
     /// Streams with state.
@@ -282,4 +355,47 @@ impl XdpRecv {
 
 fn missing(name: &str) -> IoError {
     IoError::Other(format!("no {name} map in the xdprecv object"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Timing;
+
+    #[test]
+    fn latency_settings() {
+        for (text, timing, cfg) in [
+            ("on", Timing::Every, 1),
+            ("1/1", Timing::Every, 1),
+            ("off", Timing::Off, 0),
+            ("1/2", Timing::OneIn(2), 2),
+            ("1/16", Timing::OneIn(16), 16),
+            ("1/1048576", Timing::OneIn(1 << 20), 1 << 20),
+        ] {
+            let t: Timing = text.parse().unwrap();
+            assert_eq!((t, t.cfg_value()), (timing, cfg), "{text}");
+        }
+        assert_eq!(Timing::OneIn(16).one_in(), Some(16));
+        assert_eq!(Timing::Every.one_in(), None);
+        assert_eq!(Timing::Off.one_in(), None);
+        for bad in [
+            "",
+            "ON",
+            "1/0",
+            "1/",
+            "1/1048577",
+            "2/4",
+            "1/+4",
+            "1/ 4",
+            "1/4.0",
+            "16",
+        ] {
+            assert_eq!(
+                bad.parse::<Timing>(),
+                Err(format!(
+                    "invalid latency '{bad}': use on, off or 1/N with N from 1 to 1048576"
+                )),
+                "{bad}"
+            );
+        }
+    }
 }
