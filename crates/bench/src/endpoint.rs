@@ -79,8 +79,9 @@ pub enum BenchIo {
     Afxdp,
     /// AF_XDP where it works for the whole run, AF_PACKET otherwise.
     Auto,
-    /// The XDP live-frame generator; the receiver as with `auto` (XDP only
-    /// generates).
+    /// XDP at both ends: the live-frame generator (`gen --io xdp`) and the
+    /// in-kernel receiver (`recv --io xdp`), which checks and times every
+    /// frame where the driver hands it over and needs no thread.
     Xdp,
 }
 
@@ -111,7 +112,8 @@ impl BenchIo {
         match self {
             BenchIo::Afpacket => IoSpec::AfPacket,
             BenchIo::Afxdp => IoSpec::AfXdp,
-            BenchIo::Auto | BenchIo::Xdp => IoSpec::Auto,
+            BenchIo::Auto => IoSpec::Auto,
+            BenchIo::Xdp => IoSpec::Xdp,
         }
     }
 }
@@ -149,7 +151,7 @@ mod tests {
             ("afpacket", IoSpec::AfPacket, IoSpec::AfPacket),
             ("afxdp", IoSpec::AfXdp, IoSpec::AfXdp),
             ("auto", IoSpec::Auto, IoSpec::Auto),
-            ("xdp", IoSpec::Xdp, IoSpec::Auto),
+            ("xdp", IoSpec::Xdp, IoSpec::Xdp),
         ] {
             let io: BenchIo = text.parse().unwrap();
             assert_eq!((io.gen(), io.recv()), (gen, recv));

@@ -12,6 +12,7 @@ use pktlab_engine::rx::{RxEvent, RxPlan, RxSummary};
 use pktlab_engine::stop::OnPanic;
 use pktlab_engine::tx::{TxEvent, TxPlan, TxSummary};
 use pktlab_engine::StopSignal;
+use pktlab_io::xdprecv::{XdpRecvConfig, MAX_STREAMS};
 use pktlab_lab::softnet::{self, SoftnetCpu};
 
 use crate::drops::{self, Drops};
@@ -282,7 +283,11 @@ fn one_trial(
             ..RxPlan::default()
         },
         xdp: Default::default(),
-        xdp_recv: Default::default(),
+        // State for every flow the generator sends (each is a stream).
+        xdp_recv: XdpRecvConfig {
+            streams: gen.frames.flows.count().clamp(1, MAX_STREAMS),
+            ..XdpRecvConfig::default()
+        },
     };
     if !shape.warmup.is_zero() {
         // Nobody counts these frames; the drain keeps them out of the trial.
@@ -321,7 +326,7 @@ fn one_trial(
         let ready = loop {
             match rx_events.recv_timeout(READY_TIMEOUT) {
                 Ok(RxEvent::Ready { .. }) => break Ok(Instant::now()),
-                Ok(RxEvent::Interval(_) | RxEvent::Warning(_)) => continue,
+                Ok(RxEvent::Interval(_) | RxEvent::Warning(_) | RxEvent::Note(_)) => continue,
                 Err(_) => break Err(()),
             }
         };

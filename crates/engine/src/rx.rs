@@ -169,6 +169,9 @@ pub enum RxEvent {
     Interval(RxInterval),
     /// Something the user must know now, not in the summary: one line.
     Warning(String),
+    /// What the receiver set up, said once at the start (one line, for a
+    /// person; `recv --io xdp`'s memory): not a problem.
+    Note(String),
 }
 
 #[derive(Default)]

@@ -55,7 +55,7 @@ pub fn run_xdp_recv(
     };
     // Attached where the interface is.
     let rx = in_netns(netns, "RX", || Ok(XdpRecv::open(iface, &xcfg)?))?;
-    eprintln!("{}", memory_line(&rx));
+    on_event(RxEvent::Note(memory_line(&rx)));
     let backend = rx.backend();
     let spec = PoolSpec {
         side: "RX",

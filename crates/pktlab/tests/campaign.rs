@@ -216,17 +216,26 @@ fn two_configurations_three_iterations() {
         let plan = pktlab_lab::CpuPlan::for_this_process(None).unwrap();
         assert_eq!(head["cpu_plan"], serde_json::to_value(&plan).unwrap());
         assert_eq!(head["cpu_plan"], env["cpu_plan"]);
-        // The generator's and receiver's threads ran on tester CPUs (and
-        // unpinned in shared mode).
+        // The generator's threads ran on tester CPUs (and unpinned in
+        // shared mode).
         let tester = match plan.is_shared() {
             false => serde_json::to_value(&plan.tester_cpus).unwrap(),
             true => serde_json::json!([null]),
         };
         let tester = tester.as_array().unwrap();
-        for t in ["tx", "rx"] {
-            for thread in last[t]["threads"].as_array().unwrap() {
-                assert!(tester.contains(&thread["cpu"]), "{t}: {thread}");
-            }
+        for thread in last["tx"]["threads"].as_array().unwrap() {
+            assert!(tester.contains(&thread["cpu"]), "tx: {thread}");
+        }
+        // The in-kernel receiver has no thread: its "threads" are the CPUs
+        // that ran its program, on veth those whose forwarding sent the
+        // frames into r0: the DUT's.
+        assert_eq!(last["rx"]["backend"], "xdp (native XDP)");
+        let dut = serde_json::to_value(&plan.dut_cpus).unwrap();
+        for thread in last["rx"]["threads"].as_array().unwrap() {
+            assert!(
+                dut.as_array().unwrap().contains(&thread["cpu"]),
+                "rx: {thread}, DUT CPUs {dut}"
+            );
         }
         // Per-CPU softnet deltas, and the DUT CPUs' drops summed from them.
         let softnet = last["softnet"].as_array().unwrap();

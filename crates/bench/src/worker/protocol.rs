@@ -40,6 +40,7 @@ use pktlab_engine::gen::GenConfig;
 use pktlab_engine::recv::RecvConfig;
 use pktlab_engine::rx::{RxInterval, RxPlan, RxSummary};
 use pktlab_engine::tx::{ThreadShare, TxInterval, TxPlan, TxSummary};
+use pktlab_io::xdprecv::{XdpRecvConfig, DEFAULT_STREAMS};
 use pktlab_wire::flow::{FlowOrder, FlowSet};
 use pktlab_wire::frame::FrameSpec;
 use pktlab_wire::mac::MacAddr;
@@ -145,6 +146,11 @@ pub struct RecvJob {
     pub interval_secs: f64,
     pub cpus: Vec<usize>,
     pub netns: Option<String>,
+    /// `--io xdp`: the streams the program keeps state for (the
+    /// generator's flows); absent from older controllers: the receiver's
+    /// default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xdp_streams: Option<u32>,
 }
 
 /// A line from the controller after the job.
@@ -356,6 +362,7 @@ impl RecvJob {
             interval_secs: secs(p.interval),
             cpus: p.cpus.clone(),
             netns: p.netns.clone(),
+            xdp_streams: (cfg.io == IoSpec::Xdp).then_some(cfg.xdp_recv.streams),
         })
     }
 
@@ -375,7 +382,10 @@ impl RecvJob {
                 iface: Some(self.iface.clone()),
             },
             xdp: Default::default(),
-            xdp_recv: Default::default(),
+            xdp_recv: XdpRecvConfig {
+                streams: self.xdp_streams.unwrap_or(DEFAULT_STREAMS),
+                ..XdpRecvConfig::default()
+            },
         })
     }
 }
@@ -460,6 +470,22 @@ mod tests {
         assert_eq!(again.plan.idle, Some(Duration::from_secs(3)));
         assert_eq!(again.plan.duration, None);
         assert_eq!(again.plan.netns.as_deref(), Some("c"));
+        assert!(!text.contains("xdp_streams"), "{text}");
+        assert_eq!(again.xdp_recv.streams, DEFAULT_STREAMS);
+        // The in-kernel receiver's stream count goes with the job.
+        let xdp = RecvConfig {
+            io: IoSpec::Xdp,
+            xdp_recv: XdpRecvConfig {
+                streams: 2000,
+                ..XdpRecvConfig::default()
+            },
+            ..cfg
+        };
+        let text = serde_json::to_string(&RecvJob::from_config(&xdp).unwrap()).unwrap();
+        assert!(text.contains("\"xdp_streams\":2000"), "{text}");
+        let back: RecvJob = serde_json::from_str(&text).unwrap();
+        let again = back.to_config().unwrap();
+        assert_eq!((again.io, again.xdp_recv.streams), (IoSpec::Xdp, 2000));
     }
 
     #[test]

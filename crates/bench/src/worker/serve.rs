@@ -219,6 +219,8 @@ fn run<W: Write>(job: Checked, stop: &StopSignal, out: &mut Replies<W>) -> Resul
                         eprintln!("pktlab worker: {w}");
                         true
                     }
+                    // Each trial's receiver would repeat it.
+                    RxEvent::Note(_) => true,
                 };
                 if !sent {
                     stop.stop();

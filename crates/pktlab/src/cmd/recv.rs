@@ -162,6 +162,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             o.progress(|| out::interval_json(&iv), || out::interval_line(&iv));
         }
         RxEvent::Warning(w) => eprintln!("pktlab: warning: {w}"),
+        RxEvent::Note(n) => eprintln!("{n}"),
     })?;
     let loss = match window {
         Some(w) => Some(where_lost(&summary, expected, &cfg, w)?),

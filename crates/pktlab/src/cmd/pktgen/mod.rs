@@ -406,6 +406,7 @@ fn receive(o: &Options, sigint: &Arc<AtomicBool>) -> anyhow::Result<()> {
         RxEvent::Ready { .. } => diag("start_threads", line::START_THREADS_READY, "Ready..."),
         RxEvent::Interval(iv) => lines.add(interval(iv.seconds, iv.packets, iv.bytes)),
         RxEvent::Warning(w) => eprintln!("pktlab: warning: {w}"),
+        RxEvent::Note(n) => eprintln!("{n}"),
     });
     lines.finish();
     done.store(true, Ordering::Relaxed);
