@@ -141,6 +141,9 @@ pub enum TrialEvent {
     Offered(f64),
     /// A receiver interval: test frames per second forwarded.
     Forwarded(f64),
+    /// Something the receiver says the user must know (one line), such as
+    /// frames it saw but could not check.
+    Warning(String),
     /// The trial is over: where its lost frames went, for a line per trial.
     Finished {
         /// The rate asked for (None: as fast as the generator can).
@@ -326,7 +329,8 @@ fn one_trial(
         let ready = loop {
             match rx_events.recv_timeout(READY_TIMEOUT) {
                 Ok(RxEvent::Ready { .. }) => break Ok(Instant::now()),
-                Ok(RxEvent::Interval(_) | RxEvent::Warning(_) | RxEvent::Note(_)) => continue,
+                Ok(RxEvent::Warning(w)) => on_event(TrialEvent::Warning(w)),
+                Ok(RxEvent::Interval(_) | RxEvent::Note(_)) => continue,
                 Err(_) => break Err(()),
             }
         };
@@ -357,12 +361,17 @@ fn one_trial(
                      rx_counts: &mut Vec<(f64, u64)>,
                      on_event: &mut dyn FnMut(TrialEvent)| {
             while let Ok(e) = rx_events.try_recv() {
-                if let RxEvent::Interval(iv) = e {
-                    let test = iv.packets - iv.foreign;
-                    let pps = test as f64 / iv.seconds;
-                    rx_samples.push(pps);
-                    rx_counts.push((iv.elapsed, test));
-                    on_event(TrialEvent::Forwarded(pps));
+                match e {
+                    RxEvent::Interval(iv) => {
+                        let test = iv.packets - iv.foreign;
+                        let pps = test as f64 / iv.seconds;
+                        rx_samples.push(pps);
+                        rx_counts.push((iv.elapsed, test));
+                        on_event(TrialEvent::Forwarded(pps));
+                    }
+                    RxEvent::Warning(w) => on_event(TrialEvent::Warning(w)),
+                    // Said once by `recv`, not by every trial.
+                    RxEvent::Ready { .. } | RxEvent::Note(_) => {}
                 }
             }
         };
@@ -573,6 +582,8 @@ mod tests {
             if let Some(why) = self.fail {
                 return Err(BenchError::Trial(why.into()));
             }
+            // A note, never passed on, then ready.
+            on_event(RxEvent::Note("scripted: set up".into()));
             on_event(RxEvent::Ready {
                 backend: "scripted".into(),
             });
@@ -592,6 +603,7 @@ mod tests {
                     threads: Vec::new(),
                 }));
             }
+            on_event(RxEvent::Warning("scripted: 3 frames not checked".into()));
             Ok(serde_json::from_value(serde_json::json!({
                 "backend": "scripted", "packets": self.packets, "bytes": 0,
                 "seconds": 1.0, "pps": 0.0, "l2_bps": 0.0, "l1_bps": 0.0,
@@ -742,6 +754,7 @@ mod tests {
                 "Forwarded(1100.0)",
                 "Forwarded(950.0)",
                 "Forwarded(0.0)",
+                "Warning(\"scripted: 3 frames not checked\")",
                 "Finished",
             ]
         );

@@ -300,6 +300,8 @@ fn execute(
     let mut progress: Option<common::Progress> = None;
     let mut started = Instant::now();
     let mut labels: String = String::new();
+    // Each receiver warning once per campaign, not once per run.
+    let mut warned = std::collections::HashSet::new();
     let exporters = pktlab_report::export::exporters_with_report(!args.no_report);
     let outcome = runner::run_campaign(campaign, target, dir, &FixedRate, &exporters, &stop, |e| {
         match e {
@@ -346,6 +348,15 @@ fn execute(
             CampaignEvent::Trial(TrialEvent::Forwarded(pps)) => {
                 if let Some(p) = progress.as_mut() {
                     p.tick(pps);
+                }
+            }
+            CampaignEvent::Trial(TrialEvent::Warning(w)) => {
+                if warned.insert(w.clone()) {
+                    let line = format!("pktlab: warning: {w}");
+                    match progress.as_ref() {
+                        Some(p) => p.eprintln(line),
+                        None => eprintln!("{line}"),
+                    }
                 }
             }
             CampaignEvent::Trial(_) => {}

@@ -454,6 +454,8 @@ fn execute(
     let mut progress = common::Progress::new(text && !o.quiet, total);
     let mut label = String::new();
     let mut trials_seen = 0usize;
+    // Each receiver warning once per campaign, not once per trial.
+    let mut warned = std::collections::HashSet::new();
     let outcome = runner::run_campaign(campaign, target, dir, &method, &[], &stop, |e| match e {
         CampaignEvent::Resuming { finished, planned } if text && !o.quiet => {
             progress.println(format!(
@@ -475,6 +477,9 @@ fn execute(
             progress.message(format!("{label} trial {trials_seen}"));
         }
         CampaignEvent::Trial(TrialEvent::Forwarded(pps)) => progress.tick(pps),
+        CampaignEvent::Trial(TrialEvent::Warning(w)) if warned.insert(w.clone()) => {
+            progress.eprintln(format!("pktlab: warning: {w}"));
+        }
         // Where the trial's lost frames went, as bench says after a run.
         CampaignEvent::Trial(TrialEvent::Finished {
             intended_pps,
