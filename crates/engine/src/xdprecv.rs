@@ -84,7 +84,7 @@ pub fn run_xdp_recv(
     let stats = rx.cpu_stats()?;
     // Unless every frame is timed, the last frame is dated by the looks:
     // frames counted after the last look came before the detach.
-    let last_frame_ns = (!rx.dates_every_frame()).then(|| {
+    let last_frame_ns = (!rx.timing().dates_every_frame()).then(|| {
         seen.saw(total(&stats).packets, detached_ns);
         seen.at_ns
     });
@@ -192,7 +192,7 @@ impl<E: FnMut(RxEvent)> Watch<NoCounters> for XdpRecvWatch<'_, E> {
         if self.plan.duration.is_some_and(|d| now >= start + d) {
             end.stop();
         }
-        let untimed = !self.rx.dates_every_frame();
+        let untimed = !self.rx.timing().dates_every_frame();
         if self.plan.idle.is_none() && self.plan.count.is_none() && !untimed {
             return;
         }

@@ -84,6 +84,12 @@ impl Timing {
         }
     }
 
+    /// Whether the program dates every frame (`last_ns`): only when it
+    /// times every one; otherwise user space dates the last frame.
+    pub fn dates_every_frame(self) -> bool {
+        self == Timing::Every
+    }
+
     /// N when one test frame in N is timed.
     pub fn one_in(self) -> Option<u32> {
         match self {
@@ -272,12 +278,6 @@ impl XdpRecv {
         self.timing
     }
 
-    /// Whether the program dates every frame (`last_ns`): only when it
-    /// times every one; otherwise user space dates the last frame.
-    pub fn dates_every_frame(&self) -> bool {
-        self.timing == Timing::Every
-    }
-
     /// Streams with state.
     pub fn stream_limit(&self) -> u32 {
         self.streams
@@ -377,6 +377,9 @@ mod tests {
         assert_eq!(Timing::OneIn(16).one_in(), Some(16));
         assert_eq!(Timing::Every.one_in(), None);
         assert_eq!(Timing::Off.one_in(), None);
+        assert!(Timing::Every.dates_every_frame());
+        assert!(!Timing::OneIn(2).dates_every_frame());
+        assert!(!Timing::Off.dates_every_frame());
         for bad in [
             "",
             "ON",
