@@ -560,6 +560,8 @@ mod tests {
         foreign: u64,
         fail: Option<&'static str>,
         plan: Mutex<Option<RxPlan>>,
+        /// The in-kernel receiver's stream count it was given.
+        xdp_streams: Mutex<Option<u32>>,
     }
 
     impl Endpoint for ScriptedRcv {
@@ -579,6 +581,7 @@ mod tests {
             on_event: &mut (dyn FnMut(RxEvent) + Send),
         ) -> Result<RxSummary, BenchError> {
             *self.plan.lock().unwrap() = Some(cfg.plan.clone());
+            *self.xdp_streams.lock().unwrap() = Some(cfg.xdp_recv.streams);
             if let Some(why) = self.fail {
                 return Err(BenchError::Trial(why.into()));
             }
@@ -684,6 +687,7 @@ mod tests {
             foreign,
             fail: None,
             plan: Mutex::new(None),
+            xdp_streams: Mutex::new(None),
         }
     }
 
@@ -783,6 +787,8 @@ mod tests {
         assert_eq!(rx.netns.as_deref(), Some("ns-rcv"));
         assert_eq!(rx.iface.as_deref(), Some("r0"));
         assert_eq!(rx.cpus, [0]);
+        // State for inet4's 2000 flows (20 sources × 100 destinations).
+        assert_eq!(*rcv.xdp_streams.lock().unwrap(), Some(2000));
     }
 
     #[test]
