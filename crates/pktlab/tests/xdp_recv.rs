@@ -9,7 +9,7 @@
 mod common;
 
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::{counts, ok_in, one_at_a_time, pktlab_in, summary, u, Lab, Receiver, VethNs};
 use serde_json::Value;
@@ -136,6 +136,14 @@ fn a_count_is_exact() {
     assert!(!xs["interrupted"].as_bool().unwrap(), "{xs}");
 }
 
+/// The idle timeout (`-W 2`, watching the counters when the program does
+/// not date every frame) ended the run, not its `-t 80`: 0.5 s of frames
+/// and 2 s of silence, with room for a slow machine.
+fn ended_by_idle_timeout(sent: Instant) {
+    let took = sent.elapsed();
+    assert!(took < Duration::from_secs(30), "the run took {took:?}");
+}
+
 /// `--latency off`: the same exact counts with no frame timed; the run's
 /// duration is the program's first frame to the last look that saw the
 /// count grow. 20000 frames at 40 kpps take at least 0.5 s, and the
@@ -145,8 +153,10 @@ fn untimed_counts_exactly_without_latency() {
     let _serial = one_at_a_time();
     let v = VethNs::new();
     let (x, a) = xdp_and_afpacket(&v, &["--latency", "off"]);
+    let sent = Instant::now();
     gen(&v, &["-n", "20000", "-R", "40kpps"]);
     let (_, xs) = x.wait(WAIT);
+    ended_by_idle_timeout(sent);
     let (_, as_) = a.wait(WAIT);
     assert_eq!(counts(&xs), (20000, 2000, 0, 0, 0, 0));
     assert_same(&xs, &as_);
@@ -170,8 +180,10 @@ fn sampled_latency_counts_exactly_and_times_one_frame_in_n() {
     let _serial = one_at_a_time();
     let v = VethNs::new();
     let (x, a) = xdp_and_afpacket(&v, &["--latency", "1/8"]);
+    let sent = Instant::now();
     gen(&v, &["-n", "20000", "-R", "40kpps"]);
     let (_, xs) = x.wait(WAIT);
+    ended_by_idle_timeout(sent);
     let (_, as_) = a.wait(WAIT);
     assert_eq!(counts(&xs), (20000, 2000, 0, 0, 0, 0));
     assert_same(&xs, &as_);
