@@ -140,13 +140,13 @@ fn busy_warning(frames: u64) -> String {
 /// What is printed at the start: the memory the program's maps take.
 pub fn memory_line(rx: &XdpRecv) -> String {
     let bytes = rx.memory_bytes();
-    let untimed = match rx.timing() {
+    let timing = match rx.timing() {
         Timing::Every => String::new(),
         Timing::OneIn(n) => format!("; one test frame in {n} is timed per CPU (--latency 1/{n})"),
         Timing::Off => "; frames are not timed (--latency off)".to_string(),
     };
     format!(
-        "xdp: state for {} streams (--streams) and a latency histogram per CPU ({} CPUs): {:.1} MiB of BPF maps ({bytes} bytes){untimed}",
+        "xdp: state for {} streams (--streams) and a latency histogram per CPU ({} CPUs): {:.1} MiB of BPF maps ({bytes} bytes){timing}",
         rx.stream_limit(),
         rx.cpus(),
         bytes as f64 / (1u64 << 20) as f64

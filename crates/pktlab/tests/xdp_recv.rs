@@ -136,57 +136,48 @@ fn a_count_is_exact() {
     assert!(!xs["interrupted"].as_bool().unwrap(), "{xs}");
 }
 
-/// The idle timeout (`-W 2`, watching the counters when the program does
-/// not date every frame) ended the run, not its `-t 80`: 0.5 s of frames
-/// and 2 s of silence, with room for a slow machine.
-fn ended_by_idle_timeout(sent: Instant) {
-    let took = sent.elapsed();
-    assert!(took < Duration::from_secs(30), "the run took {took:?}");
-}
-
-/// `--latency off`: the same exact counts with no frame timed; the run's
+/// 20000 frames at 40 kpps into `recv --io xdp --latency <latency>` and
+/// AF_PACKET beside it; returns both summaries once checked: the same
+/// exact counts, and the run dated by the counters. The idle timeout (`-W
+/// 2`, watching the counters) ended the run, not its `-t 80`: 0.5 s of
+/// frames and 2 s of silence, with room for a slow machine. The run's
 /// duration is the program's first frame to the last look that saw the
-/// count grow. 20000 frames at 40 kpps take at least 0.5 s, and the
-/// summary's seconds are AF_PACKET's (per-frame stamps) within 0.1 s.
-#[test]
-fn untimed_counts_exactly_without_latency() {
+/// count grow: at least 0.5 s at 40 kpps (a busy machine may stretch it,
+/// both receivers alike), and AF_PACKET's (per-frame stamps) within 0.1 s.
+fn dated_by_the_counters(latency: &str) -> (Value, Value) {
     let _serial = one_at_a_time();
     let v = VethNs::new();
-    let (x, a) = xdp_and_afpacket(&v, &["--latency", "off"]);
+    let (x, a) = xdp_and_afpacket(&v, &["--latency", latency]);
     let sent = Instant::now();
     gen(&v, &["-n", "20000", "-R", "40kpps"]);
     let (_, xs) = x.wait(WAIT);
-    ended_by_idle_timeout(sent);
+    let took = sent.elapsed();
+    assert!(took < Duration::from_secs(30), "the run took {took:?}");
     let (_, as_) = a.wait(WAIT);
     assert_eq!(counts(&xs), (20000, 2000, 0, 0, 0, 0));
     assert_same(&xs, &as_);
-    assert!(xs["latency_ns"].is_null(), "{xs}");
     let seconds = xs["seconds"].as_f64().unwrap();
-    let timed = as_["seconds"].as_f64().unwrap();
-    // The generator cannot send them faster than 0.5 s at 40 kpps; a
-    // busy machine may stretch the run, both receivers alike.
-    assert!(seconds >= 0.45, "{seconds} s, AF_PACKET {timed} s");
+    let stamped = as_["seconds"].as_f64().unwrap();
+    assert!(seconds >= 0.45, "{seconds} s, AF_PACKET {stamped} s");
     assert!(
-        (seconds - timed).abs() < 0.1,
-        "{seconds} s, AF_PACKET {timed} s"
+        (seconds - stamped).abs() < 0.1,
+        "{seconds} s, AF_PACKET {stamped} s"
     );
+    (xs, as_)
+}
+
+/// `--latency off`: the same exact counts with no frame timed.
+#[test]
+fn untimed_counts_exactly_without_latency() {
+    let (xs, _) = dated_by_the_counters("off");
+    assert!(xs["latency_ns"].is_null(), "{xs}");
 }
 
 /// `--latency 1/8`: the same exact counts, one test frame in 8 timed on
-/// each CPU (ceil of its frames / 8: 2500 plus at most one per CPU), and
-/// the run dated as with `--latency off`.
+/// each CPU (ceil of its frames / 8: 2500 plus at most one per CPU).
 #[test]
 fn sampled_latency_counts_exactly_and_times_one_frame_in_n() {
-    let _serial = one_at_a_time();
-    let v = VethNs::new();
-    let (x, a) = xdp_and_afpacket(&v, &["--latency", "1/8"]);
-    let sent = Instant::now();
-    gen(&v, &["-n", "20000", "-R", "40kpps"]);
-    let (_, xs) = x.wait(WAIT);
-    ended_by_idle_timeout(sent);
-    let (_, as_) = a.wait(WAIT);
-    assert_eq!(counts(&xs), (20000, 2000, 0, 0, 0, 0));
-    assert_same(&xs, &as_);
+    let (xs, as_) = dated_by_the_counters("1/8");
     let l = &xs["latency_ns"];
     assert_eq!(u(l, "one_in"), 8, "{xs}");
     let cpus = std::thread::available_parallelism().unwrap().get() as u64;
@@ -196,13 +187,6 @@ fn sampled_latency_counts_exactly_and_times_one_frame_in_n() {
     assert!(as_["latency_ns"].get("one_in").is_none(), "{as_}");
     // A veth hop takes microseconds, not nothing and not a second.
     assert!(u(l, "min") > 0 && u(l, "max") < 1_000_000_000, "{l}");
-    let seconds = xs["seconds"].as_f64().unwrap();
-    let stamped = as_["seconds"].as_f64().unwrap();
-    assert!(seconds >= 0.45, "{seconds} s, AF_PACKET {stamped} s");
-    assert!(
-        (seconds - stamped).abs() < 0.1,
-        "{seconds} s, AF_PACKET {stamped} s"
-    );
 }
 
 /// The program the receiver attached to vb, by its name.
