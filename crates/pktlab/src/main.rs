@@ -79,6 +79,15 @@ fn main() {
             .collect();
         finish(cmd::pktgen::NAME, cmd::pktgen::run(args));
     }
+    // The documentation's checks (scripts/check-docs): not a user's command.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == cmd::docs::DOCS)
+    {
+        let words = std::env::args().skip(1).collect();
+        let parse = |words: &[String]| Cli::try_parse_from(words).map(|_| ());
+        finish("pktlab", cmd::docs::docs(words, Cli::command(), parse));
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
