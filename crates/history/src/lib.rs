@@ -11,11 +11,13 @@
 pub mod compare;
 pub mod db;
 pub mod error;
+pub mod html;
 pub mod import;
 pub mod jumpavg;
 pub mod order;
 pub mod record;
 pub mod series;
+pub mod text;
 pub mod trend;
 
 pub use db::{Database, DbTarget};
@@ -26,4 +28,18 @@ pub fn unix_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Records results folder `dir` (a campaign that just finished, or an old
+/// one) in the database `target`, created if need be: what `bench` and
+/// `rfc2544` do at the end of a campaign, and `history import` for each
+/// folder. `label` None: the DUT's kernel release.
+pub fn record_folder(
+    target: &DbTarget,
+    dir: &std::path::Path,
+    label: Option<&str>,
+) -> Result<record::Recorded, HistoryError> {
+    let rec = import::folder::read_folder(dir, label)?;
+    let mut db = Database::open(target, true)?;
+    db.record(&rec)
 }

@@ -127,6 +127,8 @@ pub struct Args {
     pub dut_cpus: Option<String>,
     #[command(flatten)]
     pub output: Output,
+    #[command(flatten)]
+    pub history: crate::cmd::history::RecordArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -423,6 +425,7 @@ fn execute(
     } else {
         print!("{}", out::summary_text(campaign, &outcome, &dir_text));
     }
+    crate::cmd::history::record_finished(&args.history, &dir.path, text && !o.quiet);
     if outcome.interrupted {
         return Err(Exit(130).into());
     }

@@ -601,6 +601,7 @@ fn execute(
             println!("Interrupted: every finished trial is kept; pktlab rfc2544 --resume {dir_text} goes on.");
         }
     }
+    crate::cmd::history::record_finished(&args.bench.history, &dir.path, text && !o.quiet);
     if outcome.interrupted {
         return Err(Exit(130).into());
     }
