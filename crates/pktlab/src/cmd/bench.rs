@@ -132,6 +132,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    crate::cmd::history::check_record_args(&args.history)?;
     let drop_trace = drop_trace_flag(&args)?;
     let (file, saved_text) = campaign_file(&args)?;
     let cpus = pktlab_lab::cpuload::cpu_count()?;

@@ -24,7 +24,7 @@ pub struct Args {
     /// History database: an SQLite file or a postgresql:// URL [default:
     /// $PKTLAB_HISTORY_DB, else $XDG_DATA_HOME/pktlab/history.sqlite,
     /// else ~/.local/share/pktlab/history.sqlite]
-    #[arg(long = "db", value_name = "DB", global = true, value_parser = parse_db)]
+    #[arg(long = "db", value_name = "DB", global = true)]
     pub db: Option<String>,
     #[command(subcommand)]
     pub command: Sub,
@@ -53,7 +53,7 @@ pub struct ImportArgs {
     #[arg(value_name = "DIR", required = true)]
     pub dirs: Vec<PathBuf>,
     /// Label of the campaigns [default: each DUT's kernel release]
-    #[arg(long = "label", value_name = "LABEL", value_parser = parse_label)]
+    #[arg(long = "label", value_name = "LABEL")]
     pub label: Option<String>,
 }
 
@@ -93,7 +93,7 @@ pub struct SeriesArgs {
     pub metric: Option<String>,
     /// Points in label order (a point is a label's runs) or time order
     /// (a campaign's runs)
-    #[arg(long = "by", value_name = "ORDER", default_value = "label", value_parser = ["label", "time"])]
+    #[arg(long = "by", value_name = "ORDER", default_value = "label")]
     pub by: String,
 }
 
@@ -163,24 +163,40 @@ pub struct RecordArgs {
     pub no_history: bool,
     /// The campaign's label in the history: the kernel, firmware or
     /// ruleset under test [default: the DUT's kernel release]
-    #[arg(long = "label", value_name = "LABEL", value_parser = parse_label, conflicts_with = "no_history")]
+    #[arg(long = "label", value_name = "LABEL")]
     pub label: Option<String>,
     /// History database: an SQLite file or a postgresql:// URL [default:
     /// $PKTLAB_HISTORY_DB, else ~/.local/share/pktlab/history.sqlite]
-    #[arg(long = "db", value_name = "DB", value_parser = parse_db, conflicts_with = "no_history")]
+    #[arg(long = "db", value_name = "DB")]
     pub db: Option<String>,
 }
 
-fn parse_db(text: &str) -> Result<String, String> {
-    DbTarget::parse(text)
-        .map(|_| text.to_string())
-        .map_err(|e| e.to_string())
+/// Checks `--label` and `--db` before the campaign starts (`bench` and
+/// `rfc2544` call it first), so that a typo is not found after an hour of
+/// runs.
+pub fn check_record_args(args: &RecordArgs) -> anyhow::Result<()> {
+    if args.no_history {
+        if let Some(flag) = [
+            ("--label", args.label.is_some()),
+            ("--db", args.db.is_some()),
+        ]
+        .iter()
+        .find_map(|(f, set)| set.then_some(f))
+        {
+            return Err(usage(format!("{flag} cannot be used with --no-history")));
+        }
+        return Ok(());
+    }
+    if let Some(l) = &args.label {
+        pktlab_history::import::check_label(l).map_err(fail)?;
+    }
+    DbTarget::resolve(args.db.as_deref()).map_err(fail)?;
+    Ok(())
 }
 
-fn parse_label(text: &str) -> Result<String, String> {
-    pktlab_history::import::check_label(text)
-        .map(|()| text.to_string())
-        .map_err(|e| e.to_string())
+/// `1 run`, `5 runs`.
+fn runs(n: usize) -> String {
+    format!("{n} run{}", if n == 1 { "" } else { "s" })
 }
 
 /// A history error as the binary reports it: exit code 2 for bad input.
@@ -206,9 +222,9 @@ pub fn record_finished(args: &RecordArgs, dir: &Path, say: bool) {
         Ok((r, target)) if say => println!(
             "History: {} as '{}' in {} (pktlab history trend shows it).",
             match (r.new_campaign, r.runs_added) {
-                (true, n) => format!("{n} runs recorded"),
+                (true, n) => format!("{} recorded", runs(n)),
                 (false, 0) => "already recorded".to_string(),
-                (false, n) => format!("{n} more runs recorded"),
+                (false, n) => format!("{} more recorded", runs(n)),
             },
             r.label,
             target.display()
@@ -234,6 +250,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn import(target: &DbTarget, a: ImportArgs) -> anyhow::Result<()> {
+    if let Some(l) = &a.label {
+        pktlab_history::import::check_label(l).map_err(fail)?;
+    }
     // Every folder read first: a bad one stops the import before any is
     // recorded.
     let records = a
@@ -250,9 +269,9 @@ fn import(target: &DbTarget, a: ImportArgs) -> anyhow::Result<()> {
             "{}: {} ({} '{}', label '{}')\n",
             dir.display(),
             match (r.new_campaign, r.runs_added) {
-                (true, n) => format!("added, {n} runs"),
+                (true, n) => format!("added, {}", runs(n)),
                 (false, 0) => "already in the history, nothing added".to_string(),
-                (false, n) => format!("already in the history, {n} more runs added"),
+                (false, n) => format!("already in the history, {} more added", runs(n)),
             },
             rec.source.as_str(),
             rec.name,
@@ -313,10 +332,10 @@ fn trends(
             .transpose()
             .map_err(fail)?,
     };
-    let by = if s.by == "time" {
-        OrderBy::Time
-    } else {
-        OrderBy::Label
+    let by = match s.by.as_str() {
+        "label" => OrderBy::Label,
+        "time" => OrderBy::Time,
+        other => return Err(usage(format!("invalid --by '{other}': use label or time"))),
     };
     let mut db = Database::open(target, false).map_err(fail)?;
     let runs = db.runs().map_err(fail)?;

@@ -328,6 +328,7 @@ fn check_flags(args: &Args) -> anyhow::Result<()> {
 
 pub fn run(mut args: Args) -> anyhow::Result<()> {
     check_flags(&args)?;
+    crate::cmd::history::check_record_args(&args.bench.history)?;
     let drop_trace = bench::drop_trace_flag(&args.bench)?;
     if args.bench.resume.is_none() {
         args.bench.iterations = Some(args.repeat.unwrap_or(1));
