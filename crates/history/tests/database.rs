@@ -130,6 +130,14 @@ fn import_folders_idempotently(b: Backend) {
         Some("Linux dut1 6.12.9-amd64 #1 SMP PREEMPT_DYNAMIC Debian x86_64 GNU/Linux"),
         &[("forwarding", 500_000.0), ("nft", 300_000.0)],
     );
+    // A third search, cut short: bounds in rfc2544.json, no run file.
+    let report_path = rfc.join("rfc2544.json");
+    let mut report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report_path).unwrap()).unwrap();
+    let mut cut = report["throughput"][0].clone();
+    cut["config"] = "cut".into();
+    report["throughput"].as_array_mut().unwrap().push(cut);
+    std::fs::write(&report_path, report.to_string()).unwrap();
     let mut db = open(&t.target);
     let rb = read_folder(&bench, None).unwrap();
     assert_eq!(

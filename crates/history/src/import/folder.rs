@@ -184,24 +184,27 @@ fn searches(
         Err(e) => return Err(unreadable(&path, &e)),
     };
     let report: Report = serde_json::from_str(&text).map_err(|e| usage(&path, e))?;
+    // A search cut short by Ctrl-C has bounds in rfc2544.json but no run
+    // file: it is left out, and recorded whole once --resume finishes it.
     Ok(report
         .throughput
         .iter()
-        .map(|t| search_run(t, &report, finished))
+        .filter_map(|t| {
+            let (o, _) = finished.iter().find(|(o, _)| {
+                o.config == t.config && o.traffic == t.traffic && o.iteration == t.iteration
+            })?;
+            Some(search_run(t, &report, o.started_at as i64))
+        })
         .collect())
 }
 
-fn search_run(t: &Throughput, report: &Report, finished: &[(RunOutcome, RunHeader)]) -> RunRecord {
-    let started_at = finished
-        .iter()
-        .find(|(o, _)| o.config == t.config && o.traffic == t.traffic && o.iteration == t.iteration)
-        .map(|(o, _)| o.started_at as i64);
+fn search_run(t: &Throughput, report: &Report, started_at: i64) -> RunRecord {
     RunRecord {
         config: t.config.clone(),
         traffic: t.traffic.clone(),
         size: t.size.clone(),
         iteration: t.iteration as i64,
-        started_at,
+        started_at: Some(started_at),
         forwarded_pps: None,
         offered_pps: None,
         loss_ratio: None,
