@@ -45,6 +45,11 @@ pub fn when(unix: Option<i64>) -> String {
     }
 }
 
+/// `1 run`, `5 runs`.
+pub fn plural(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 fn span(first: &str, last: &str) -> String {
     if first == last {
         first.to_string()
@@ -57,10 +62,10 @@ fn span(first: &str, last: &str) -> String {
 pub fn trend_text(t: &Trend) -> String {
     let runs: usize = t.points.iter().map(|p| p.values.len()).sum();
     let mut out = format!(
-        "{}: {}, {} labels ({}), {runs} runs\n",
+        "{}: {}, {} ({}), {}\n",
         t.key.title(),
         t.key.metric,
-        t.points.len(),
+        plural(t.points.len(), "label"),
         span(
             &t.points
                 .first()
@@ -68,6 +73,7 @@ pub fn trend_text(t: &Trend) -> String {
                 .unwrap_or_default(),
             &t.points.last().map(|p| p.label.clone()).unwrap_or_default()
         ),
+        plural(runs, "run"),
     );
     out += &format!(
         "  groups (jumpavg, sbps 12: unit {} {}; {:.2} bits):\n",
@@ -122,12 +128,12 @@ pub fn list_text(campaigns: &[StoredCampaign]) -> String {
     let mut out = String::new();
     for c in campaigns {
         out += &format!(
-            "{:>5}  {}  {:<7}  {:<20}  {:>4} runs  {}  {}\n",
+            "{:>5}  {}  {:<7}  {:<20}  {:>9}  {}  {}\n",
             c.id,
             when(c.started_at),
             c.source.as_str(),
             c.label,
-            c.runs,
+            plural(c.runs as usize, "run"),
             c.name,
             c.results_dir
         );

@@ -194,9 +194,8 @@ pub fn check_record_args(args: &RecordArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `1 run`, `5 runs`.
 fn runs(n: usize) -> String {
-    format!("{n} run{}", if n == 1 { "" } else { "s" })
+    text::plural(n, "run")
 }
 
 /// A history error as the binary reports it: exit code 2 for bad input.
