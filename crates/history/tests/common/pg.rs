@@ -7,7 +7,9 @@
 //! `postgres` user the package creates. The server is stopped and its
 //! folder deleted when the test binary exits (an `atexit` handler, which
 //! runs after failed tests too); if the binary is killed, the server gets
-//! SIGQUIT from the kernel (`PR_SET_PDEATHSIG`) and stops by itself.
+//! SIGQUIT from the kernel (`PR_SET_PDEATHSIG`) and stops by itself, and
+//! the next test binary to start a server deletes the folder (its name
+//! carries the pid of the binary that made it).
 //!
 //! A test that cannot have its server fails, saying why: it never passes
 //! quietly.
@@ -74,11 +76,36 @@ fn as_server(cmd: &mut Command, user: Option<(u32, u32)>) -> &mut Command {
     cmd
 }
 
+const PREFIX: &str = "pktlab-pg-";
+
+/// Deletes the folders of servers whose test binary is gone.
+fn sweep() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.filter_map(Result::ok) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(PREFIX)
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let gone = unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
 fn start() -> Result<Server, String> {
     let bin = bin_dir()?;
     let user = server_user()?;
+    sweep();
     let dir = tempfile::Builder::new()
-        .prefix("pktlab-pg-")
+        .prefix(&format!("{PREFIX}{}-", std::process::id()))
         .tempdir()
         .map_err(|e| format!("temporary folder: {e}"))?
         .keep();
