@@ -31,6 +31,8 @@ enum Command {
     Compare(cmd::compare::Args),
     /// Write the HTML report (and tidy CSVs) of results folders
     Report(cmd::report::Args),
+    /// The results history: every campaign in a database, trends, regressions
+    History(cmd::history::Args),
     /// Ethernet line rates of a link, or a measured rate against one
     Linerate(cmd::linerate::Args),
     /// Per-second interface counters with drops (like netstat -iw 1)
@@ -104,6 +106,7 @@ fn main() {
         Command::Rfc2544(a) => cmd::rfc2544::run(*a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Report(a) => cmd::report::run(a),
+        Command::History(a) => cmd::history::run(a),
         Command::Linerate(a) => cmd::linerate::run(a),
         Command::Ifstat(a) => cmd::ifstat::run(a),
         Command::Drops(a) => cmd::drops::run(a),

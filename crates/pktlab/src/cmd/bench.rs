@@ -127,9 +127,12 @@ pub struct Args {
     pub dut_cpus: Option<String>,
     #[command(flatten)]
     pub output: Output,
+    #[command(flatten)]
+    pub history: crate::cmd::history::RecordArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    crate::cmd::history::check_record_args(&args.history)?;
     let drop_trace = drop_trace_flag(&args)?;
     let (file, saved_text) = campaign_file(&args)?;
     let cpus = pktlab_lab::cpuload::cpu_count()?;
@@ -423,6 +426,7 @@ fn execute(
     } else {
         print!("{}", out::summary_text(campaign, &outcome, &dir_text));
     }
+    crate::cmd::history::record_finished(&args.history, &dir.path, text && !o.quiet);
     if outcome.interrupted {
         return Err(Exit(130).into());
     }

@@ -7,6 +7,7 @@ pub mod compare;
 pub mod docs;
 pub mod drops;
 pub mod gen;
+pub mod history;
 pub mod ifstat;
 pub mod lab;
 pub mod linerate;

@@ -328,6 +328,7 @@ fn check_flags(args: &Args) -> anyhow::Result<()> {
 
 pub fn run(mut args: Args) -> anyhow::Result<()> {
     check_flags(&args)?;
+    crate::cmd::history::check_record_args(&args.bench.history)?;
     let drop_trace = bench::drop_trace_flag(&args.bench)?;
     if args.bench.resume.is_none() {
         args.bench.iterations = Some(args.repeat.unwrap_or(1));
@@ -601,6 +602,7 @@ fn execute(
             println!("Interrupted: every finished trial is kept; pktlab rfc2544 --resume {dir_text} goes on.");
         }
     }
+    crate::cmd::history::record_finished(&args.bench.history, &dir.path, text && !o.quiet);
     if outcome.interrupted {
         return Err(Exit(130).into());
     }
