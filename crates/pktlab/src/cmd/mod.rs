@@ -8,6 +8,7 @@ pub mod docs;
 pub mod drops;
 pub mod gen;
 pub mod ifstat;
+pub mod knob;
 pub mod lab;
 pub mod linerate;
 pub mod ministat;
