@@ -19,10 +19,19 @@ pub fn set_threaded(ifaces: &[&str], on: bool, pin: Option<&[usize]>) -> Result<
     for &iface in ifaces {
         let path = format!("/sys/class/net/{iface}/threaded");
         let value = if on { "1" } else { "0" };
-        std::fs::write(&path, value).map_err(|e| LabError::Knob {
-            knob: format!("threaded NAPI on {iface}"),
-            why: format!("the kernel refused {value}: {}", pktlab_io::os_message(&e)),
-        })?;
+        // A port already so is left alone: the kernel refuses even "0" on a
+        // veth without NAPI, and kernels before 5.12 have no file (nothing
+        // to turn off).
+        let now = std::fs::read_to_string(&path).ok();
+        if !on && now.as_deref().is_none_or(|v| v.trim() == "0") {
+            continue;
+        }
+        if now.as_deref().map(str::trim) != Some(value) {
+            std::fs::write(&path, value).map_err(|e| LabError::Knob {
+                knob: format!("threaded NAPI on {iface}"),
+                why: format!("the kernel refused {value}: {}", pktlab_io::os_message(&e)),
+            })?;
+        }
         if !on {
             continue;
         }
