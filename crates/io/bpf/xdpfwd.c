@@ -39,8 +39,8 @@
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
 	__uint(max_entries, MAX_PORTS);
-	__type(key, __u32);   /* ifindex */
-	__type(value, __u32); /* the same ifindex */
+	__type(key, __u32); /* ifindex */
+	__type(value, struct bpf_devmap_val); /* the same ifindex, no program */
 } ports SEC(".maps");
 
 /* The forwarding CPUs' queues, by CPU number (user space sizes it to the

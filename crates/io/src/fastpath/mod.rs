@@ -16,7 +16,7 @@ pub mod xdp;
 
 use std::os::fd::AsFd;
 
-use aya::maps::{Array, CpuMap, HashMap as BpfHashMap};
+use aya::maps::{Array, CpuMap, DevMapHash};
 use aya::programs::{SchedClassifier, Xdp};
 use aya::{Ebpf, EbpfLoader};
 use serde::{Deserialize, Serialize};
@@ -176,9 +176,9 @@ fn fill_ports(ebpf: &mut Ebpf, indexes: &[u32], iface: &str) -> Result<(), IoErr
     let map = ebpf
         .map_mut("ports")
         .ok_or_else(|| missing("ports", iface))?;
-    let mut ports: BpfHashMap<_, u32, u32> = BpfHashMap::try_from(map).map_err(|e| err(&e))?;
+    let mut ports: DevMapHash<_> = DevMapHash::try_from(map).map_err(|e| err(&e))?;
     for &i in indexes {
-        ports.insert(i, i, 0).map_err(|e| err(&e))?;
+        ports.insert(i, i, None, 0).map_err(|e| err(&e))?;
     }
     Ok(())
 }

@@ -38,6 +38,24 @@ pub enum What {
     State(PortsArg),
     /// The fast path's own counters on a port
     Stats(StatsArgs),
+    /// Frames XDP drops on this host during SECS seconds, by place
+    #[command(name = "xdp-drops")]
+    XdpDrops(XdpDropsArgs),
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct XdpDropsArgs {
+    /// How long to count
+    #[arg(
+        short = 't',
+        long = "duration",
+        value_name = "SECS",
+        default_value_t = 10
+    )]
+    pub secs: u64,
+    /// One JSON object
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -158,7 +176,34 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             crate::cmd::common::write_stdout(&state::state_text(&ports)?)
         }
         What::Stats(a) => stats(a),
+        What::XdpDrops(a) => xdp_drops(a),
     }
+}
+
+fn xdp_drops(a: XdpDropsArgs) -> anyhow::Result<()> {
+    let tracer = pktlab_io::xdpdrops::XdpDropTracer::start()?;
+    let before = tracer.read()?;
+    std::thread::sleep(std::time::Duration::from_secs(a.secs));
+    let d = tracer.read()?.since(&before);
+    let places = pktlab_io::xdpdrops::name(&d);
+    if a.json {
+        let v = serde_json::json!({ "seconds": a.secs, "total": d.total(), "places": places });
+        return crate::cmd::common::write_stdout(&format!("{v}\n"));
+    }
+    let mut text = format!("XDP dropped {} frames in {} s\n", d.total(), a.secs);
+    for p in places {
+        text += &format!(
+            "  {:>12}  {} {} (peer {}) {}: {} [{}]\n",
+            p.frames,
+            p.netns,
+            p.iface,
+            p.peer,
+            p.cause.name(),
+            p.error,
+            p.detail
+        );
+    }
+    crate::cmd::common::write_stdout(&text)
 }
 
 fn xdp(a: XdpArgs) -> anyhow::Result<()> {
