@@ -667,3 +667,42 @@ fn a_full_cpu_queue_is_placed_exactly() {
     let refused = by(XdpDropCause::XmitRefused) + by(XdpDropCause::RedirectError);
     assert_eq!(received + refused, u(st, "forwarded"), "{s} {summary}");
 }
+
+/// xdp-forward through a devmap: frames to a port in the map are
+/// redirected; with only d0 in the map, the FIB's answer (d1) is not one
+/// of its ports and every frame goes to the stack, which forwards it.
+#[test]
+fn xdp_forward_through_a_devmap() {
+    let _serial = one_at_a_time();
+    let lab = Lab::up();
+    let dut = dut_of(&lab);
+    let before = dut.state().unwrap();
+    let (ns, rcv) = (lab.ns("dut"), lab.ns("rcv"));
+    in_ns(&rcv, "ethtool -K r0 gro on");
+    let mac = lab_mac(&lab, "dut", "d0");
+    for (ports, redirected) in [(&["d0", "d1"][..], 500), (&["d0"][..], 0)] {
+        let mut args = vec!["knob", "xdp-forward", "attach", "--redirect", "devmap"];
+        args.extend_from_slice(ports);
+        ok_in(&ns, &args);
+        let rx = Receiver::start(
+            &rcv,
+            &["-i", "r0", "--io", "afpacket", "-n", "500", "-t", "30"],
+        );
+        ok_in(
+            &lab.ns("gen"),
+            &[
+                "gen", "-i", "g0", "--io", "afpacket", "-D", &mac, "-n", "500", "-R", "10kpps",
+                "-q",
+            ],
+        );
+        let (_, summary) = rx.wait(Duration::from_secs(40));
+        assert_eq!(u(&summary, "packets"), 500, "ports {ports:?}");
+        let s = fast_path_stats(&lab, "d0");
+        assert_eq!(s["program"], "xdp_fwd_devmap", "{s}");
+        let st = &s["stats"];
+        assert_eq!(u(st, "forwarded"), redirected, "ports {ports:?}: {s}");
+        assert_eq!(u(st, "no_port"), 500 - redirected, "ports {ports:?}: {s}");
+        ok_in(&ns, &["knob", "xdp-forward", "detach", "d0", "d1"]);
+    }
+    assert_eq!(dut.state().unwrap(), before);
+}
