@@ -626,6 +626,20 @@ fn a_full_cpu_queue_is_placed_exactly() {
     // The in-kernel receiver counts at r0's XDP: no backlog or socket ring
     // of its own to lose frames in.
     let rx = Receiver::start(&rcv, &["-i", "r0", "--io", "xdp", "-t", "8", "-W", "2"]);
+    // Which DUT port steers into which CPU queue, read in the DUT.
+    let map = std::thread::spawn({
+        let dns = dns.clone();
+        move || {
+            pktlab_io::netns::enter(&dns).unwrap();
+            pktlab_io::fastpath::queue_map("d0").unwrap()
+        }
+    })
+    .join()
+    .unwrap()
+    .expect("xdp_steer on d0 has a CPU queue map");
+    let owners = [(map, (dns.clone(), "d0".to_string()))]
+        .into_iter()
+        .collect();
     let before = tracer.read().unwrap();
     let mac = lab_mac(&lab, "dut", "d0");
     let sent = 200_000u64;
@@ -652,14 +666,24 @@ fn a_full_cpu_queue_is_placed_exactly() {
     let st = &s["stats"];
     let steered = u(st, "steered");
     assert_eq!(steered, sent, "{s}");
+    let named = pktlab_io::xdpdrops::name_with(&d, &owners);
     let by = |cause| -> u64 {
-        pktlab_io::xdpdrops::name(&d)
+        named
             .iter()
             .filter(|p| p.cause == cause)
             .map(|p| p.frames)
             .sum()
     };
     let queue_full = by(XdpDropCause::CpuQueueFull);
+    // The queue's drops are placed at the DUT's port that steers into it.
+    let cpu = format!("cpu {}", plan.dut_cpus[0]);
+    assert!(
+        named.iter().any(|p| p.cause == XdpDropCause::CpuQueueFull
+            && p.netns == dns
+            && p.iface == "d0"
+            && p.peer == cpu),
+        "{named:?}"
+    );
     assert!(queue_full > 0, "no loss at an 8-frame queue: {s}");
     assert_eq!(u(st, "frames") + queue_full, steered, "{s}");
     assert_eq!(u(st, "forwarded"), u(st, "frames"), "{s}");

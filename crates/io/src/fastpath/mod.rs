@@ -328,6 +328,34 @@ pub fn detach_tc_forward(ifaces: &[&str]) -> Result<usize, IoError> {
     Ok(n)
 }
 
+/// The id of the CPUMAP (`fwd_cpus`) of the steering program attached to
+/// `iface`, if xdp-forward is attached there through CPU queues: the XDP
+/// drop tracer's CPU-queue counts name that map, and this says which DUT
+/// port it serves ([`crate::xdpdrops::name_with`]).
+pub fn queue_map(iface: &str) -> Result<Option<u32>, IoError> {
+    let index = lookup(iface)?;
+    let Some(p) = xdp::attached(index, iface)? else {
+        return Ok(None);
+    };
+    let Some(info) = stats::program_info(p.id)? else {
+        return Ok(None);
+    };
+    if info.name_as_str() != Some("xdp_steer") {
+        return Ok(None);
+    }
+    let err = |e: &(dyn std::error::Error + 'static)| {
+        bpf_error("reading the steering program's maps", iface, e)
+    };
+    let _fd = info.fd().map_err(|e| err(&e))?;
+    for id in info.map_ids().map_err(|e| err(&e))?.unwrap_or_default() {
+        let m = aya::maps::MapInfo::from_id(id).map_err(|e| err(&e))?;
+        if m.name_as_str() == Some("fwd_cpus") {
+            return Ok(Some(id));
+        }
+    }
+    Ok(None)
+}
+
 /// The counters of the pktlab fast path attached to `iface` (its XDP
 /// program first, else its tc program), with that program's name; None
 /// when neither is attached.

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::loader::{find_os_error, Aligned};
 use crate::IoError;
 
-pub use names::{name, NamedXdpDrop};
+pub use names::{name, name_with, NamedXdpDrop};
 
 static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!("../../bpf/xdpdrops.o"));
 

@@ -13,35 +13,52 @@ use crate::droptrace::NetnsNames;
 /// One place where XDP dropped frames, named.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct NamedXdpDrop {
-    /// The place's namespace (`-` for a CPUMAP queue, which has none).
+    /// The place's namespace (`-` for a CPU queue of unknown owner).
     pub netns: String,
-    /// The place's interface, or `cpu N` for a CPUMAP queue.
+    /// The place's interface, or `cpu N` for a CPU queue of unknown owner.
     pub iface: String,
-    /// The other port (`-`: none), or the CPUMAP's name.
+    /// The other port (`-`: none); for a CPU queue, `cpu N` (known owner)
+    /// or the map.
     pub peer: String,
     pub cause: XdpDropCause,
     /// The kernel's error text (`-`: none given).
     pub error: String,
-    /// The action of an exception, the map type of a redirect (`-`: none).
+    /// The action of an exception, the map type of a redirect, the map of
+    /// a CPU queue of known owner (`-`: none).
     pub detail: String,
     pub frames: u64,
 }
 
 /// `counts` by named place, most frames first; the map's overflow, if
-/// any, as one place whose interface is `overflow`.
+/// any, as one place whose interface is `overflow`. A CPU queue's drops
+/// have no place of their own: namespace `-`, interface `cpu N`.
 pub fn name(counts: &XdpDropCounts) -> Vec<NamedXdpDrop> {
+    name_with(counts, &BTreeMap::new())
+}
+
+/// [`name`], placing the drops of the CPU queues in `owners` (CPUMAP id →
+/// the namespace and port whose program steers into it, as
+/// `crate::fastpath::queue_map` finds them) at that port, the queue's CPU
+/// as the peer (`cpu N`).
+pub fn name_with(
+    counts: &XdpDropCounts,
+    owners: &BTreeMap<u32, (String, String)>,
+) -> Vec<NamedXdpDrop> {
     let namespaces = NetnsNames::load();
     let mut ifnames = IfNames::default();
     let mut out: Vec<NamedXdpDrop> = Vec::new();
     for (k, &frames) in &counts.frames {
         let Some(cause) = k.cause() else { continue };
         let cpumap = matches!(cause, XdpDropCause::CpuQueueFull | XdpDropCause::CpuAlloc);
-        let netns = if cpumap {
-            "-".to_string()
-        } else {
-            namespaces.name(k.netns)
+        let owner = owners.get(&k.peer).filter(|_| cpumap);
+        let netns = match (cpumap, owner) {
+            (true, Some((ns, _))) => ns.clone(),
+            (true, None) => "-".to_string(),
+            _ => namespaces.name(k.netns),
         };
-        let (iface, peer, detail) = if cpumap {
+        let (iface, peer, detail) = if let Some((_, port)) = owner {
+            (port.clone(), format!("cpu {}", k.detail), map_name(k.peer))
+        } else if cpumap {
             (
                 format!("cpu {}", k.detail),
                 map_name(k.peer),
