@@ -317,7 +317,14 @@ impl Dut {
     /// revert line runs and the error says whether that worked.
     pub fn apply(&self, config: &DutConfig) -> Result<(), DutError> {
         if let Some(note) = config.notice() {
-            eprintln!("{note}");
+            // Once per configuration and process: interleaved runs apply
+            // it again and again.
+            static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+            let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+            if !said.contains(&config.name) {
+                said.push(config.name.clone());
+                eprintln!("{note}");
+            }
         }
         for line in &config.apply {
             if let Err(e) = self.runner.run(line) {
