@@ -6,6 +6,9 @@
 //!   neighbours, sysctls, counters);
 //! - [`BuiltinLab`]: the lab itself: `up`, `down`, `status`, `counters`;
 //! - [`dut`]: DUT configurations and where their commands run;
+//! - [`knobs`]: what the configurations of Linux's fast paths and knobs do
+//!   on the DUT (host sysctls restored even after a kill, threaded NAPI,
+//!   the state their revert is checked against);
 //! - [`ports`]: labs on existing interfaces;
 //! - [`cpuload`], [`interrupts`], [`softnet`], [`envinfo`]: per-CPU load, NIC
 //!   interrupts, per-CPU backlog drops and the facts (kernel, CPU, drivers)
@@ -19,6 +22,7 @@ pub mod dutroute;
 pub mod envinfo;
 mod error;
 pub mod interrupts;
+pub mod knobs;
 pub mod mac;
 pub mod neigh;
 pub mod netns;

@@ -107,6 +107,7 @@ impl BuiltinLab {
     /// by removing and building it again. A build that fails half-way
     /// removes what it created before returning the error. Needs root.
     pub fn up(&self) -> Result<UpOutcome, LabError> {
+        crate::knobs::restore_at_lab_change();
         let outcome = self.up_structure()?;
         let Some(cpus) = &self.spec.cpus else {
             return Ok(outcome);
@@ -202,6 +203,7 @@ impl BuiltinLab {
     /// everything configured in them. Fine when nothing exists. Needs root.
     pub fn down(&self) -> Result<(), LabError> {
         require_root("taking the lab down")?;
+        crate::knobs::restore_at_lab_change();
         build::remove(&self.plan)
     }
 
