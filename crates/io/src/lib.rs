@@ -51,6 +51,7 @@ pub mod droptrace;
 pub mod ethtool;
 pub mod iface;
 pub mod loader;
+pub mod napi;
 mod netlink;
 pub mod netns;
 pub mod null;
