@@ -928,9 +928,15 @@ fn interface_rows<'a>(
     // tx_dropped and in the peer's rx_dropped (the kernel's
     // enqueue_to_backlog adds it there). The peer, where it was refused,
     // keeps them.
-    let refused_by_peer = veth_peer(lab, &w.role)
+    let peer = veth_peer(lab, &w.role);
+    let refused_by_peer = peer
         .and_then(|peer| c.ifaces.iter().find(|p| p.role == peer))
         .map_or(0, |p| p.counters.rx_dropped.min(k.tx_dropped));
+    // The rest of a veth's tx_dropped are frames its peer did not take
+    // either (its ring full: an XDP receiver's NAPI thread behind; its
+    // MTU; down): the peer's side's loss, d1's the receiver's and g0's the
+    // DUT's. A real interface's are its own side's.
+    let tx_side = peer.map_or(side, side_of_role);
     // What the driver's statistics of this interface already placed (read
     // on this host only).
     let mut covered: u64 = c
@@ -939,13 +945,13 @@ fn interface_rows<'a>(
         .filter(|e| w.host.is_none() && e.ns == w.ns && e.iface == w.iface)
         .flat_map(|e| e.drops.iter().map(|d| d.1))
         .sum();
-    for (name, n) in [
-        ("rx_dropped", k.rx_dropped),
-        ("rx_missed_errors", k.rx_missed_errors),
-        ("rx_fifo_errors", k.rx_fifo_errors),
-        ("rx_errors", k.rx_errors),
-        ("tx_dropped", k.tx_dropped - refused_by_peer),
-        ("tx_errors", k.tx_errors),
+    for (name, n, side) in [
+        ("rx_dropped", k.rx_dropped, side),
+        ("rx_missed_errors", k.rx_missed_errors, side),
+        ("rx_fifo_errors", k.rx_fifo_errors, side),
+        ("rx_errors", k.rx_errors, side),
+        ("tx_dropped", k.tx_dropped - refused_by_peer, tx_side),
+        ("tx_errors", k.tx_errors, side),
     ] {
         let same = n.min(covered);
         covered -= same;
@@ -1509,6 +1515,35 @@ mod tests {
             ]
         );
         assert_eq!((d.dut, d.tester, d.unexplained), (10, 0, 0));
+
+        // d1 could not hand 7 more to r0 (its ring was full: r0's NAPI
+        // thread fell behind), which only d1's tx_dropped counts: in the
+        // built-in lab they are the receiver's loss; on real interfaces,
+        // d1's own.
+        let ifaces = [
+            iface("dut_in", "dut", "d0", 6, 0),
+            iface("dut_out", "dut", "d1", 0, 11),
+            iface("rcv", "rcv", "r0", 4, 0),
+        ];
+        let (tx, rx) = summaries(100, 83);
+        let c = Counters {
+            tx: &tx,
+            rx: &rx,
+            ifaces: &ifaces,
+            ..c
+        };
+        let d = reconcile_here(&builtin, None, &c);
+        assert_eq!(
+            d.places,
+            vec![
+                at(Side::Dut, "dut", "d0", "rx_dropped", 6),
+                at(Side::Tester, "dut", "d1", "tx_dropped", 7),
+                at(Side::Tester, "rcv", "r0", "rx_dropped", 4),
+            ]
+        );
+        assert_eq!((d.lost, d.dut, d.tester, d.unexplained), (17, 6, 11, 0));
+        let d = reconcile_here(&lab(), None, &c);
+        assert_eq!((d.dut, d.tester, d.unexplained), (17, 0, 0));
     }
 
     #[test]
