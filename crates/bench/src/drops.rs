@@ -26,6 +26,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use pktlab_engine::affinity::format_cpu_list;
 use pktlab_engine::rx::RxSummary;
 use pktlab_engine::tx::TxSummary;
 use pktlab_io::droptrace::{
@@ -34,8 +35,6 @@ use pktlab_io::droptrace::{
 };
 use pktlab_lab::softnet::{self, SoftnetCpu};
 use serde::{Deserialize, Serialize};
-
-use pktlab_engine::affinity::format_cpu_list;
 
 use crate::monitor::{IfaceCounters, IfaceEthtool, IfaceQdisc};
 use crate::target::Target;
