@@ -120,7 +120,17 @@ pub fn begin() -> Result<Window, BenchError> {
 /// backlog's refusals left to the counters, and only the namespaces of
 /// this host where a drop is the lab's loss watched (the generators' and
 /// the DUT's, not the receiver's: see the module's notes).
-pub fn begin_for(lab: &Target) -> Result<Window, BenchError> {
+///
+/// `full_speed`: the generator sends as fast as it can. What the tracer
+/// still costs, the kernel's call into it for every frame the lab frees
+/// (some 25 ns, nearly all for the receiver's frames, on the tester's
+/// CPUs), would then come off the rate the generator offers; so in auto
+/// mode such a trial runs on the counters alone, and says so once (`on`
+/// traces it all the same).
+pub fn begin_for(lab: &Target, full_speed: bool) -> Result<Window, BenchError> {
+    if full_speed && leave_full_speed_untraced() {
+        return Ok(Window { before: None });
+    }
     let options = TraceOptions {
         all: false,
         backlog_counted: true,
@@ -131,6 +141,26 @@ pub fn begin_for(lab: &Target) -> Result<Window, BenchError> {
         eprintln!("drop trace off: {why}; the loss is attributed from counters only");
     }
     Ok(window)
+}
+
+/// In auto mode, unloads the tracer (an attached program costs every frame
+/// freed, read or not) and says once why the full-speed trials go without
+/// it; true then.
+fn leave_full_speed_untraced() -> bool {
+    let mut s = STATE.lock().unwrap_or_else(|e| e.into_inner());
+    if s.mode != DropTrace::Auto {
+        return false;
+    }
+    s.tracer = None;
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        eprintln!(
+            "drop trace auto: off at full speed, where the tracer's call on every frame the lab \
+             frees would slow the generator; the loss is attributed from counters only \
+             (--drop-trace on traces it)"
+        );
+    });
+    true
 }
 
 /// [`begin`], saying `fallback` (what the run does without the tracer)

@@ -261,18 +261,17 @@ int drop_count(__u64 *ctx)
 		return 0;
 	dev = skb->dev;
 	if (dev) {
-		key.ifindex = dev->ifindex;
 		key.netns = dev->nd_net.net->ns.inum;
 	} else {
 		struct sock *sk = skb->sk;
 
-		key.ifindex = skb->skb_iif;
 		key.netns = sk ? sk->__sk_common.skc_net.net->ns.inum : 0;
 	}
 	if (!is_watched(key.netns))
 		return 0;
 	if (!COUNT_ALL && !test_frame(skb))
 		return 0;
+	key.ifindex = dev ? dev->ifindex : skb->skb_iif;
 	key.location = ctx[1];
 	count(&key);
 	return 0;
