@@ -303,7 +303,7 @@ fn one_trial(
             return Err(BenchError::Trial("interrupted during the warm-up".into()));
         }
     }
-    let window = drops::begin()?;
+    let window = drops::begin_for(lab, rate_pps.is_none())?;
     let before = monitor::read_counters(&lab.watched)?;
     let qdiscs_before = monitor::read_qdiscs(&lab.watched)?;
     let ethtool_before = monitor::read_ethtool_drops(&lab.watched)?;

@@ -1,5 +1,6 @@
 //! `pktlab lab up|down|status`: the built-in namespace lab.
 
+use pktlab_engine::affinity::format_cpu_list;
 use pktlab_lab::dutroute::{self, Routed};
 use pktlab_lab::mac::format_mac;
 use pktlab_lab::{BuiltinLab, CpuPlan, LabSpec, UpOutcome, DEFAULT_PREFIX};
@@ -148,7 +149,14 @@ fn up(args: UpArgs) -> anyhow::Result<()> {
             width = lab.dut_ns().len()
         );
     }
-    out += &format!("  CPU plan {cpus}; GRO on d0 (for gen --io xdp)\n");
+    out += &format!("  CPU plan {cpus}; GRO on d0 (for gen --io xdp)");
+    if !cpus.is_shared() {
+        out += &format!(
+            "; r0's NAPI in threads on CPUs {} (for recv --io xdp)",
+            format_cpu_list(&cpus.tester_cpus)
+        );
+    }
+    out += "\n";
     let q = lab.spec().queues;
     out += &format!(
         "  {q} queue{} per interface; to generate: ip netns exec {} pktlab gen -i {} -D {}\n",
