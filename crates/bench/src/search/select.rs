@@ -94,8 +94,8 @@ impl Search {
                 return Some(m);
             }
         }
-        let confirm = [entry.lower, entry.upper].into_iter().flatten();
-        if let Some(p) = confirm.into_iter().find(|&x| is_pending(x)) {
+        let mut confirm = [entry.lower, entry.upper].into_iter().flatten();
+        if let Some(p) = confirm.find(|&x| is_pending(x)) {
             return Some(p);
         }
         let next_to_bound = match (lo, hi) {
