@@ -130,11 +130,11 @@ impl SweepKnob {
             if key.is_empty() || key.contains(':') {
                 return Err(bad("sysctl: needs a key, as in sysctl:net.ipv4.ip_forward"));
             }
-            return SweepKnob::parse(key).and_then(|k| match k {
-                SweepKnob::HostSysctl { .. } => Ok(k),
-                _ => Ok(SweepKnob::DutSysctl {
+            return SweepKnob::parse(key).map(|k| match k {
+                SweepKnob::HostSysctl { .. } => k,
+                _ => SweepKnob::DutSysctl {
                     key: key.to_string(),
-                }),
+                },
             });
         }
         if let Some(rest) = text.strip_prefix("ethtool-") {
