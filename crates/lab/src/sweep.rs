@@ -130,11 +130,16 @@ impl SweepKnob {
             if key.is_empty() || key.contains(':') {
                 return Err(bad("sysctl: needs a key, as in sysctl:net.ipv4.ip_forward"));
             }
-            return SweepKnob::parse(key).map(|k| match k {
-                SweepKnob::HostSysctl { .. } => k,
-                _ => SweepKnob::DutSysctl {
-                    key: key.to_string(),
-                },
+            if let Some((short, _)) = host::HOST_KNOBS
+                .iter()
+                .find(|(s, k)| *s == key || *k == key)
+            {
+                return Ok(SweepKnob::HostSysctl {
+                    short: short.to_string(),
+                });
+            }
+            return Ok(SweepKnob::DutSysctl {
+                key: key.to_string(),
             });
         }
         if let Some(rest) = text.strip_prefix("ethtool-") {
@@ -510,6 +515,12 @@ mod tests {
             }
         );
         assert_eq!(s.names(), ["gc_thresh3-1024", "gc_thresh3-4096"]);
+        assert_eq!(
+            parse("sysctl:netdev_budget=300,600").knob,
+            SweepKnob::HostSysctl {
+                short: "netdev_budget".into()
+            }
+        );
         assert_eq!(
             parse("sysctl:kernel.foo=1,2").knob,
             SweepKnob::DutSysctl {
