@@ -248,10 +248,15 @@ impl Sweep {
             return Err(invalid(&name, "a sweep needs at least two values"));
         }
         for (i, v) in values.iter().enumerate() {
-            if !is_plain(v) {
+            // A value names its configuration, and so results files.
+            let plain = !v.is_empty()
+                && v.len() <= 32
+                && v.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            if !plain {
                 return Err(invalid(
                     &name,
-                    format!("value '{v}' is empty or has characters other than letters, digits and ._-:/+@"),
+                    format!("value '{v}' must be 1 to 32 letters, digits, '-' and '_' (it names a configuration)"),
                 ));
             }
             if values[..i].contains(v) {
