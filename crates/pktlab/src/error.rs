@@ -56,7 +56,19 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
         if let Some(e) = cause.downcast_ref::<pktlab_engine::EngineError>() {
             return if e.is_usage() { 2 } else { 1 };
         }
-        if let Some(e) = cause.downcast_ref::<pktlab_bench::BenchError>() {
+        if let Some(e) = cause.downcast_ref::<pktlab_loss::LossError>() {
+            return if e.is_usage() { 2 } else { 1 };
+        }
+        if let Some(e) = cause.downcast_ref::<pktlab_remote::RemoteError>() {
+            return if e.is_usage() { 2 } else { 1 };
+        }
+        if let Some(e) = cause.downcast_ref::<pktlab_trial::TrialError>() {
+            return if e.is_usage() { 2 } else { 1 };
+        }
+        if let Some(e) = cause.downcast_ref::<pktlab_campaign::CampaignError>() {
+            return if e.is_usage() { 2 } else { 1 };
+        }
+        if let Some(e) = cause.downcast_ref::<pktlab_search::SearchError>() {
             return if e.is_usage() { 2 } else { 1 };
         }
     }

@@ -12,10 +12,10 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use pktlab_bench::campaign::results::{self, ResultsDir};
-use pktlab_bench::target::Target;
+use pktlab_campaign::results::{self, ResultsDir};
 use pktlab_lab::dut::{builtin_config, BuiltinBase, BUILTIN_NAMES};
 use pktlab_lab::{netns, BuiltinLab, LabSpec};
+use pktlab_trial::target::Target;
 use serde_json::Value;
 
 const PKTLAB: &str = env!("CARGO_BIN_EXE_pktlab");
@@ -358,7 +358,7 @@ fn two_configurations_three_iterations() {
     assert_eq!(env_typed.nics.len(), 4);
     assert_eq!(env_typed.configs[1].name, "nft-stateless");
     assert_eq!(env_typed.host.kernel, env["host"]["kernel"]);
-    let summary_typed: pktlab_bench::campaign::summary::CampaignSummary =
+    let summary_typed: pktlab_campaign::summary::CampaignSummary =
         results::read_summary(&out_dir).unwrap();
     assert_eq!(
         (summary_typed.runs_planned, summary_typed.runs_finished),

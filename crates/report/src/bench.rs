@@ -1,10 +1,10 @@
 //! `pktlab bench` output: what the campaign is, a line per run, then
 //! ministat's comparison of the configurations (and the size sweep).
 
-use pktlab_bench::campaign::runner::CampaignOutcome;
-use pktlab_bench::campaign::Campaign;
-use pktlab_bench::drops::{Drops, Place, Side};
-use pktlab_bench::trial::TrialResult;
+use pktlab_campaign::plan::Campaign;
+use pktlab_campaign::runner::CampaignOutcome;
+use pktlab_loss::drops::{Drops, Place, Side};
+use pktlab_trial::trial::TrialResult;
 use serde_json::{json, Value};
 
 use crate::export::{ministat, sweep};
@@ -218,7 +218,7 @@ pub fn drops_line(d: &Drops, sent: u64) -> String {
 #[cfg(test)]
 mod drops_tests {
     use super::*;
-    use pktlab_bench::drops::Place;
+    use pktlab_loss::drops::Place;
 
     fn place(side: Side, location: &str, reason: &str, frames: u64) -> Place {
         Place {

@@ -1,13 +1,13 @@
 //! `pktlab rfc2544`'s text: each search's bounds per goal, and the
 //! configurations compared over repeated searches.
 
-use pktlab_bench::mlr::back_to_back::BackToBack;
-use pktlab_bench::mlr::latency::LatencyResult;
-use pktlab_bench::mlr::summary::{Comparison, FrameLoss, GoalBounds, Report, Throughput};
+use pktlab_search::mlr::back_to_back::BackToBack;
+use pktlab_search::mlr::latency::LatencyResult;
+use pktlab_search::mlr::summary::{Comparison, FrameLoss, GoalBounds, Report, Throughput};
 use pktlab_wire::rate;
 use pktlab_wire::size::SizeMix;
 
-use pktlab_bench::drops::Drops;
+use pktlab_loss::drops::Drops;
 
 use crate::bench::drops_line;
 use crate::linerate::{bits, grouped};
@@ -332,7 +332,7 @@ mod tests {
 
     #[test]
     fn a_trials_drops_line() {
-        use pktlab_bench::drops::{Place, Side};
+        use pktlab_loss::drops::{Place, Side};
         let place = |side, reason: &str, location: &str, frames| Place {
             side,
             host: "local".into(),

@@ -5,10 +5,10 @@
 
 use std::path::Path;
 
-use pktlab_bench::campaign::file::CampaignFile;
-use pktlab_bench::campaign::results::{ResultsDir, RUNS_DIR};
-use pktlab_bench::campaign::runner::write_aggregates;
-use pktlab_bench::campaign::Campaign;
+use pktlab_campaign::file::CampaignFile;
+use pktlab_campaign::plan::Campaign;
+use pktlab_campaign::results::{ResultsDir, RUNS_DIR};
+use pktlab_campaign::runner::write_aggregates;
 use pktlab_report::export::campaign_exporters;
 
 const GOLDEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/golden");
@@ -60,9 +60,9 @@ fn files_are_byte_identical_to_the_earlier_ones() {
 
     // summary.json reads back as the summary written: one run of
     // nft-stateless has no standard deviation (null in JSON, NaN here).
-    let back: pktlab_bench::campaign::summary::CampaignSummary =
-        pktlab_bench::campaign::results::read_summary(&out).unwrap();
-    let order = pktlab_bench::campaign::results::summary_order(&out).unwrap();
+    let back: pktlab_campaign::summary::CampaignSummary =
+        pktlab_campaign::results::read_summary(&out).unwrap();
+    let order = pktlab_campaign::results::summary_order(&out).unwrap();
     assert_eq!(order.configs, back.configs);
     assert_eq!(order.traffics, ["inet4-64", "inet4-1518"]);
     assert_eq!(back.configs, ["forwarding", "rps", "nft-stateless"]);

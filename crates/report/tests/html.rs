@@ -6,10 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
-use pktlab_bench::campaign::file::CampaignFile;
-use pktlab_bench::campaign::results::{ResultsDir, CAMPAIGN_FILE, RUNS_DIR};
-use pktlab_bench::campaign::runner::write_aggregates;
-use pktlab_bench::campaign::Campaign;
+use pktlab_campaign::file::CampaignFile;
+use pktlab_campaign::plan::Campaign;
+use pktlab_campaign::results::{ResultsDir, CAMPAIGN_FILE, RUNS_DIR};
+use pktlab_campaign::runner::write_aggregates;
 use pktlab_report::export::{exporters_with_report, tidy};
 use pktlab_report::html::{self, Folder};
 

@@ -5,19 +5,19 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use pktlab_bench::campaign::file::{CampaignFile, ConfigSection, TrafficSection};
-use pktlab_bench::campaign::lock::{lock_keys, LabLock};
-use pktlab_bench::campaign::results::{self, ResultsDir};
-use pktlab_bench::campaign::runner::{self, CampaignEvent};
-use pktlab_bench::campaign::{Campaign, LabChoice, RFC2544_SIZES};
-use pktlab_bench::method::FixedRate;
-use pktlab_bench::target::Target;
-use pktlab_bench::trial::TrialEvent;
+use pktlab_campaign::file::{CampaignFile, ConfigSection, TrafficSection};
+use pktlab_campaign::lock::{lock_keys, LabLock};
+use pktlab_campaign::method::FixedRate;
+use pktlab_campaign::plan::{Campaign, LabChoice, RFC2544_SIZES};
+use pktlab_campaign::results::{self, ResultsDir};
+use pktlab_campaign::runner::{self, CampaignEvent};
 use pktlab_engine::affinity::format_cpu_list;
 use pktlab_engine::StopSignal;
 use pktlab_lab::dut::BUILTIN_NAMES;
 use pktlab_lab::UpOutcome;
 use pktlab_report::bench as out;
+use pktlab_trial::target::Target;
+use pktlab_trial::trial::TrialEvent;
 
 use crate::cmd::common::{self, Output};
 use crate::error::{usage, Exit};
@@ -134,7 +134,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let (file, saved_text) = campaign_file(&args)?;
     let cpus = pktlab_lab::cpuload::cpu_count()?;
     let campaign = Campaign::from_file(&file, cpus)?;
-    pktlab_bench::drops::set_mode(drop_trace.unwrap_or(campaign.run.drop_trace));
+    pktlab_loss::drops::set_mode(drop_trace.unwrap_or(campaign.run.drop_trace));
     let dir_path = match (&args.resume, &args.output_dir) {
         (Some(d), _) => d.clone(),
         (None, Some(d)) => d.clone(),
@@ -238,7 +238,7 @@ pub(crate) fn prepare(
 
 /// `[[lab.generator]]`s as the lab takes them.
 pub(crate) fn generator_ports(
-    hosts: &pktlab_bench::campaign::LabHosts,
+    hosts: &pktlab_campaign::plan::LabHosts,
 ) -> Vec<(Option<String>, pktlab_lab::ports::Port)> {
     hosts
         .generators
@@ -250,7 +250,7 @@ pub(crate) fn generator_ports(
 /// The longest a trial of `campaign` lasts: the receiver's start, the
 /// run, the drain.
 pub(crate) fn run_limit(campaign: &Campaign) -> Duration {
-    campaign.run.trial.duration + pktlab_bench::trial::DRAIN + Duration::from_secs(30)
+    campaign.run.trial.duration + pktlab_trial::trial::DRAIN + Duration::from_secs(30)
 }
 
 fn execute(
@@ -481,7 +481,7 @@ pub(crate) fn resolve_ssh_config(file: &mut CampaignFile, campaign: &Path) -> an
 /// `--drop-trace`, checked before anything runs (None: the campaign's).
 pub(crate) fn drop_trace_flag(
     args: &Args,
-) -> anyhow::Result<Option<pktlab_bench::drops::DropTrace>> {
+) -> anyhow::Result<Option<pktlab_loss::drops::DropTrace>> {
     Ok(match &args.drop_trace {
         Some(text) => Some(text.parse()?),
         None => None,

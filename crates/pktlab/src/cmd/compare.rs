@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use pktlab_bench::campaign::compare::{self, Block};
+use pktlab_campaign::compare::{self, Block};
 use pktlab_stats::ministat::{self, RenderOptions};
 use pktlab_stats::Confidence;
 

@@ -78,7 +78,7 @@ fn write_pages(
     let mut roff = Vec::new();
     clap_mangen::Man::new(page).render(&mut roff)?;
     let path = dir.join(format!("{name}.1"));
-    pktlab_bench::atomic::write_atomic(&path, &roff)?;
+    pktlab_campaign::atomic::write_atomic(&path, &roff)?;
     written.push(path);
     for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
         write_pages(sub, &format!("{name}-{}", sub.get_name()), dir, written)?;

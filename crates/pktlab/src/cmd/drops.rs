@@ -130,7 +130,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if all.missed > 0 {
         eprintln!(
             "pktlab: warning: {}",
-            pktlab_bench::drops::missed_line(all.missed)
+            pktlab_loss::drops::missed_line(all.missed)
         );
     }
     let named = places.name(&all);

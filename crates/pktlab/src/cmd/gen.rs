@@ -3,11 +3,11 @@
 use std::time::Duration;
 
 use clap::Parser;
-use pktlab_bench::drops::{self, DropTrace};
 use pktlab_engine::backend::IoSpec;
 use pktlab_engine::gen::{run_gen_accounted, GenConfig};
 use pktlab_engine::tx::{TxEvent, TxPlan, DEFAULT_BATCH};
 use pktlab_engine::StopSignal;
+use pktlab_loss::drops::{self, DropTrace};
 use pktlab_report::drops as report_drops;
 use pktlab_report::gen::{self as out, GenInfo};
 use pktlab_wire::flow::{FlowOrder, FlowSet};

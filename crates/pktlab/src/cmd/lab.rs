@@ -178,7 +178,8 @@ fn status(args: StatusArgs) -> anyhow::Result<()> {
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<()> {
-    use pktlab_bench::campaign::{file::CampaignFile, Campaign, LabChoice};
+    use pktlab_campaign::file::CampaignFile;
+    use pktlab_campaign::plan::{Campaign, LabChoice};
     let path = &args.campaign;
     let text = std::fs::read_to_string(path).map_err(|e| {
         crate::error::usage(format!(
@@ -204,7 +205,7 @@ fn check(args: CheckArgs) -> anyhow::Result<()> {
     };
     // Reaches every host and probes its port: the first problem is the
     // error, one line naming the host.
-    let target = pktlab_bench::target::Target::interfaces_on_hosts(
+    let target = pktlab_trial::target::Target::interfaces_on_hosts(
         lab.clone(),
         state_probe.clone(),
         hosts.gen_host.as_deref(),
@@ -254,7 +255,7 @@ fn check(args: CheckArgs) -> anyhow::Result<()> {
 
 /// The first and last address of every traffic profile's destinations.
 fn destination_ranges(
-    campaign: &pktlab_bench::campaign::Campaign,
+    campaign: &pktlab_campaign::plan::Campaign,
 ) -> anyhow::Result<Vec<(std::net::IpAddr, std::net::IpAddr)>> {
     let mut out = Vec::new();
     for t in &campaign.traffics {

@@ -3,12 +3,12 @@
 use std::time::Duration;
 
 use clap::Parser;
-use pktlab_bench::drops::{self, DropTrace};
 use pktlab_engine::backend::IoSpec;
 use pktlab_engine::recv::{run_recv, RecvConfig};
 use pktlab_engine::rx::{RxEvent, RxPlan, RxSummary};
 use pktlab_engine::StopSignal;
 use pktlab_io::xdprecv::{Timing, XdpRecvConfig};
+use pktlab_loss::drops::{self, DropTrace};
 use pktlab_report::recv::{self as out, RecvInfo};
 use pktlab_wire::units;
 

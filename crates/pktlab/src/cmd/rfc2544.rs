@@ -3,19 +3,19 @@
 
 use std::path::Path;
 
-use pktlab_bench::campaign::results::{self, ResultsDir};
-use pktlab_bench::campaign::runner::{self, CampaignEvent};
-use pktlab_bench::campaign::Campaign;
-use pktlab_bench::mlr::summary::{self, Report};
-use pktlab_bench::mlr::{
+use pktlab_campaign::plan::Campaign;
+use pktlab_campaign::results::{self, ResultsDir};
+use pktlab_campaign::runner::{self, CampaignEvent};
+use pktlab_engine::StopSignal;
+use pktlab_report::rfc2544 as out;
+use pktlab_search::goal::{self, Goal};
+use pktlab_search::mlr::summary::{self, Report};
+use pktlab_search::mlr::{
     back_to_back, latency, record, MaxLoad, Mlr, MlrSettings, DEFAULT_B2B_TRIALS,
     DEFAULT_B2B_TRIAL_S, MIN_FRACTION, SETTINGS_FILE,
 };
-use pktlab_bench::search::goal::{self, Goal};
-use pktlab_bench::trial::TrialEvent;
-use pktlab_engine::StopSignal;
-use pktlab_report::rfc2544 as out;
 use pktlab_stats::Confidence;
+use pktlab_trial::trial::TrialEvent;
 use pktlab_wire::units::{self, Rate};
 
 use crate::cmd::bench;
@@ -339,7 +339,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     let (file, saved_text) = bench::campaign_file(&args.bench)?;
     let cpus = pktlab_lab::cpuload::cpu_count()?;
     let campaign = Campaign::from_file(&file, cpus)?;
-    pktlab_bench::drops::set_mode(drop_trace.unwrap_or(campaign.run.drop_trace));
+    pktlab_loss::drops::set_mode(drop_trace.unwrap_or(campaign.run.drop_trace));
     let settings = match &args.bench.resume {
         Some(d) => load_settings(d)?,
         None => settings_from_flags(&args, campaign.link_bps)?,
@@ -419,7 +419,7 @@ fn execute(
     args: &Args,
     campaign: &Campaign,
     settings: &MlrSettings,
-    target: &pktlab_bench::target::Target,
+    target: &pktlab_trial::target::Target,
     dir: &ResultsDir,
 ) -> anyhow::Result<()> {
     let o = &args.bench.output;

@@ -1,8 +1,8 @@
 //! `runs.csv`: one row per finished run, for spreadsheets and plotting
 //! scripts.
 
-use pktlab_bench::campaign::export::{Exporter, Finished};
-use pktlab_bench::campaign::results::{RunOutcome, RUNS_CSV_FILE};
+use pktlab_campaign::export::{Exporter, Finished};
+use pktlab_campaign::results::{RunOutcome, RUNS_CSV_FILE};
 use serde::Serialize;
 
 pub struct Csv;

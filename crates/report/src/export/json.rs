@@ -1,7 +1,7 @@
 //! `summary.json`: the campaign summary, pretty-printed.
 
-use pktlab_bench::campaign::export::{Exporter, Finished};
-use pktlab_bench::campaign::results::SUMMARY_FILE;
+use pktlab_campaign::export::{Exporter, Finished};
+use pktlab_campaign::results::SUMMARY_FILE;
 
 pub struct Json;
 

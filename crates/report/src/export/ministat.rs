@@ -1,10 +1,10 @@
 //! `ministat.txt`: for each traffic profile, every configuration compared
 //! with the first, as ministat prints it.
 
-use pktlab_bench::campaign::export::{Exporter, Finished};
-use pktlab_bench::campaign::results::MINISTAT_FILE;
-use pktlab_bench::campaign::summary::{dataset_name, Cell};
-use pktlab_bench::campaign::Campaign;
+use pktlab_campaign::export::{Exporter, Finished};
+use pktlab_campaign::plan::Campaign;
+use pktlab_campaign::results::MINISTAT_FILE;
+use pktlab_campaign::summary::{dataset_name, Cell};
 use pktlab_stats::ministat::{self, Dataset, RenderOptions, MAX_DATASETS};
 
 pub struct Ministat;

@@ -16,7 +16,7 @@ pub mod ministat;
 pub mod sweep;
 pub mod tidy;
 
-use pktlab_bench::campaign::export::Exporter;
+use pktlab_campaign::export::Exporter;
 
 /// Every exporter of a campaign, in the order their files are written.
 pub fn campaign_exporters() -> [&'static dyn Exporter; 4] {

@@ -1,9 +1,9 @@
 //! `sweep.txt`: a size sweep as a table (the layout of the Ostinato
 //! throughput table: Kpps and L1 Mbit/s offered and forwarded per size).
 
-use pktlab_bench::campaign::export::{Exporter, Finished};
-use pktlab_bench::campaign::results::SWEEP_FILE;
-use pktlab_bench::campaign::summary::SweepTable;
+use pktlab_campaign::export::{Exporter, Finished};
+use pktlab_campaign::results::SWEEP_FILE;
+use pktlab_campaign::summary::SweepTable;
 
 pub struct Sweep;
 
@@ -56,7 +56,7 @@ pub fn table(t: &SweepTable) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pktlab_bench::campaign::summary::SweepRow;
+    use pktlab_campaign::summary::SweepRow;
 
     #[test]
     fn the_ostinato_layout() {

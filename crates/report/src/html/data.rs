@@ -4,13 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use pktlab_bench::campaign::file::CampaignFile;
-use pktlab_bench::campaign::records::{EnvRecord, RunHeader, Second, Typed};
-use pktlab_bench::campaign::results::{
-    self, ResultsDir, CAMPAIGN_FILE, ENV_FILE, RUNS_DIR, SUMMARY_FILE,
-};
-use pktlab_bench::campaign::summary::CampaignSummary;
-use pktlab_bench::campaign::Campaign;
+use pktlab_campaign::file::CampaignFile;
+use pktlab_campaign::plan::Campaign;
+use pktlab_campaign::records::{EnvRecord, RunHeader, Second, Typed};
+use pktlab_campaign::results::{self, ResultsDir, CAMPAIGN_FILE, ENV_FILE, RUNS_DIR, SUMMARY_FILE};
+use pktlab_campaign::summary::CampaignSummary;
 use serde::Deserialize;
 
 use super::rfc2544::{Rfc2544, TrialLine, RFC2544_FILE, TRIALS_FILE};
@@ -50,7 +48,7 @@ pub struct ResultFigures {
     pub tx_samples: Vec<f64>,
     /// Where the lost frames went (None: not recorded).
     #[serde(default)]
-    pub drops: Option<pktlab_bench::drops::Drops>,
+    pub drops: Option<pktlab_loss::drops::Drops>,
 }
 
 /// One finished run file.

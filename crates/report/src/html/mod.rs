@@ -17,7 +17,7 @@ pub mod rfc2544;
 pub mod rfc_section;
 pub mod sections;
 
-use pktlab_bench::campaign::export::{Exporter, Finished};
+use pktlab_campaign::export::{Exporter, Finished};
 
 pub use data::{Folder, LoadError};
 

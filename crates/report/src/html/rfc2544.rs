@@ -192,7 +192,7 @@ pub struct TrialLine {
     pub started_at: f64,
     /// Where the trial's lost frames went (None: not recorded).
     #[serde(default)]
-    pub drops: Option<pktlab_bench::drops::Drops>,
+    pub drops: Option<pktlab_loss::drops::Drops>,
 }
 
 impl TrialLine {

@@ -2,7 +2,7 @@
 //! the folder has no data for it. Every chart comes with a table (or a
 //! `<details>` with one) of the numbers it draws.
 
-use pktlab_bench::campaign::summary::{Cell, SweepTable};
+use pktlab_campaign::summary::{Cell, SweepTable};
 use pktlab_stats::Confidence;
 
 use super::charts::{self, LineChart, Series, Strip};
@@ -475,7 +475,7 @@ pub fn runs_over_time(f: &Folder) -> String {
 /// own host when it is another one (over ssh), with that host's name;
 /// else this host's, where the built-in lab and local DUTs run.
 fn dut_second(
-    s: &pktlab_bench::monitor::Second,
+    s: &pktlab_loss::monitor::Second,
 ) -> (
     &[pktlab_lab::cpuload::CpuLoad],
     &[pktlab_lab::interrupts::IrqDelta],
@@ -597,7 +597,7 @@ pub fn dut_load(f: &Folder) -> String {
 }
 
 fn sweep_figure(t: &SweepTable) -> String {
-    let pts = |f: &dyn Fn(&pktlab_bench::campaign::summary::SweepRow) -> f64| -> Vec<(f64, f64)> {
+    let pts = |f: &dyn Fn(&pktlab_campaign::summary::SweepRow) -> f64| -> Vec<(f64, f64)> {
         t.rows.iter().map(|r| (r.size as f64, f(r))).collect()
     };
     // The line rate as a curve: 40 sizes spread evenly on the log axis
@@ -808,7 +808,7 @@ mod tests {
     /// the DUT's; without a DUT host, this host's own.
     #[test]
     fn the_dut_load_is_read_on_the_dut_s_host() {
-        use pktlab_bench::monitor::{HostLoad, Second};
+        use pktlab_loss::monitor::{HostLoad, Second};
         let irq = |name: &str| pktlab_lab::interrupts::IrqDelta {
             iface: "d0".into(),
             irq: "30".into(),
