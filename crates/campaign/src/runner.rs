@@ -4,6 +4,7 @@
 
 use pktlab_engine::StopSignal;
 use pktlab_lab::dut::DutConfig;
+use pktlab_loss::tracer::Tracer;
 
 use crate::export::{Exporter, Finished};
 use crate::method::{Method, TrialDone};
@@ -148,6 +149,7 @@ pub fn write_aggregates(
 /// Runs every planned run of `campaign` that `dir` does not hold yet, in
 /// plan order. Ctrl-C (`stop`) ends it after reverting; an error reverts
 /// the applied configuration too.
+#[allow(clippy::too_many_arguments)] // Until the campaign owns its lab and tracer.
 pub fn run_campaign(
     campaign: &Campaign,
     target: &Target,
@@ -155,10 +157,11 @@ pub fn run_campaign(
     method: &dyn Method,
     exporters: &[&dyn Exporter],
     stop: &StopSignal,
+    tracer: &Tracer,
     mut on_event: impl FnMut(CampaignEvent<'_>),
 ) -> Result<CampaignOutcome, CampaignError> {
     let plan = campaign.plan();
-    let trials = Trials::for_target(target, campaign.run.io, &campaign.run.trial, stop);
+    let trials = Trials::for_target(target, campaign.run.io, &campaign.run.trial, stop, tracer);
     let done = dir.runs()?;
     let is_done = |k: &RunKey| {
         let (c, t) = (

@@ -90,6 +90,7 @@ fn a_two_trial_method_records_each_trial() {
         &TwoRates,
         &[],
         &StopSignal::new(),
+        &pktlab_loss::tracer::Tracer::off(),
         |e| {
             if let CampaignEvent::Trial(TrialEvent::Started) = e {
                 started += 1;

@@ -14,14 +14,10 @@
 //!   left unexplained, at most that much.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 use pktlab_engine::rx::RxSummary;
 use pktlab_engine::tx::TxSummary;
-use pktlab_io::droptrace::{
-    netns_inode, DropCounts, DropTracer, NamedDrop, NetnsNames, Places, HOST,
-};
+use pktlab_io::droptrace::{netns_inode, NamedDrop, NetnsNames, HOST};
 use pktlab_lab::softnet::{self, SoftnetCpu};
 use serde::{Deserialize, Serialize};
 
@@ -53,140 +49,6 @@ impl std::str::FromStr for DropTrace {
             _ => Err(LossError::Usage(format!(
                 "invalid drop trace '{s}': use auto, on or off"
             ))),
-        }
-    }
-}
-
-/// The process's tracer, started by the first trial that wants it and
-/// kept for the next ones.
-struct State {
-    mode: DropTrace,
-    tracer: Option<(DropTracer, Places)>,
-    /// Set once the tracer could not start in auto mode (said once).
-    unavailable: bool,
-}
-
-static STATE: Mutex<State> = Mutex::new(State {
-    mode: DropTrace::Auto,
-    tracer: None,
-    unavailable: false,
-});
-
-/// The mode set last.
-pub fn mode() -> DropTrace {
-    STATE.lock().unwrap_or_else(|e| e.into_inner()).mode
-}
-
-/// Sets the mode of the trials that follow.
-pub fn set_mode(mode: DropTrace) {
-    let mut s = STATE.lock().unwrap_or_else(|e| e.into_inner());
-    s.mode = mode;
-    if mode == DropTrace::Off {
-        s.tracer = None;
-    }
-}
-
-/// The tracer's counts when a trial starts (None: counters only).
-pub struct Window {
-    before: Option<DropCounts>,
-}
-
-/// Starts the tracer if the mode wants it and reads its counts. In auto
-/// mode a tracer that cannot start is said in one line on stderr, once,
-/// and the trials go on with counters only.
-pub fn begin() -> Result<Window, LossError> {
-    begin_else("the loss is attributed from counters only")
-}
-
-/// [`begin`], saying `fallback` (what the run does without the tracer)
-/// when the tracer cannot start in auto mode.
-pub fn begin_else(fallback: &str) -> Result<Window, LossError> {
-    let (window, off) = begin_quietly()?;
-    if let Some(why) = off {
-        eprintln!("drop trace off: {why}; {fallback}");
-    }
-    Ok(window)
-}
-
-/// [`begin`], returning why the tracer could not start in auto mode
-/// (the first time only) instead of saying it: a worker sends it to its
-/// controller.
-pub fn begin_quietly() -> Result<(Window, Option<String>), LossError> {
-    let mut s = STATE.lock().unwrap_or_else(|e| e.into_inner());
-    if s.mode == DropTrace::Off || s.unavailable {
-        return Ok((Window { before: None }, None));
-    }
-    if s.tracer.is_none() {
-        match DropTracer::start(false) {
-            Ok(t) => s.tracer = Some((t, Places::load())),
-            Err(e) if s.mode == DropTrace::Auto => {
-                s.unavailable = true;
-                return Ok((Window { before: None }, Some(e.to_string())));
-            }
-            Err(e) => return Err(LossError::Trace(e.to_string())),
-        }
-    }
-    let (tracer, _) = s.tracer.as_ref().expect("started above");
-    let before = tracer.read().map_err(|e| LossError::Trace(e.to_string()))?;
-    Ok((
-        Window {
-            before: Some(before),
-        },
-        None,
-    ))
-}
-
-impl Window {
-    /// The named kernel places since [`begin`] and the tracer's misses
-    /// (None: counters only).
-    pub fn end(self) -> Result<Option<Traced>, LossError> {
-        let traced = self.end_quietly()?;
-        if let Some(t) = traced.as_ref().filter(|t| t.missed > 0) {
-            eprintln!("pktlab: warning: {}", missed_line(t.missed));
-        }
-        Ok(traced)
-    }
-
-    /// [`Window::end`] without the warning on stderr: a worker sends its
-    /// misses to its controller, which says them with the host's name.
-    pub fn end_quietly(self) -> Result<Option<Traced>, LossError> {
-        let Some(before) = self.before else {
-            return Ok(None);
-        };
-        let mut s = STATE.lock().unwrap_or_else(|e| e.into_inner());
-        let Some((tracer, places)) = s.tracer.as_mut() else {
-            return Ok(None);
-        };
-        let now = tracer.read().map_err(|e| LossError::Trace(e.to_string()))?;
-        let grew = now.since(&before);
-        Ok(Some(Traced {
-            places: places.name(&grew),
-            missed: grew.missed,
-        }))
-    }
-
-    /// Waits, at most `limit`, until the kernel has no frames left to
-    /// drop: every CPU's backlog is empty and the tracer's count has not
-    /// moved for 50 ms. A sender reads its window right after its last
-    /// frame; on a loaded host the DUT's softirq work can lag far behind
-    /// (a backlog of 1000 frames per CPU), and drops made after the read
-    /// would go uncounted.
-    pub fn settle(&self, limit: Duration) {
-        let Some(before) = &self.before else { return };
-        let total = || {
-            let s = STATE.lock().unwrap_or_else(|e| e.into_inner());
-            let (tracer, _) = s.tracer.as_ref()?;
-            tracer.read().ok().map(|c| c.since(before).total())
-        };
-        let deadline = Instant::now() + limit;
-        let mut last = total();
-        while Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
-            let now = total();
-            if now == last && softnet::backlog_now().unwrap_or(0) == 0 {
-                return;
-            }
-            last = now;
         }
     }
 }
@@ -301,17 +163,9 @@ pub fn missed_line(n: u64) -> String {
     )
 }
 
-/// Says once per host, on stderr, that a remote host's tracer could not
-/// start and why.
-pub fn say_remote_off(host: &str, why: &str) {
-    static SAID: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
-    if !said.iter().any(|h| h == host) {
-        said.push(host.to_string());
-        eprintln!(
-            "drop trace off on {host}: {why}; the loss there is attributed from counters only"
-        );
-    }
+/// Says that a remote host's tracer could not start, and why.
+pub fn remote_off_line(host: &str, why: &str) -> String {
+    format!("drop trace off on {host}: {why}; the loss there is attributed from counters only")
 }
 
 /// Which side of the test a place is on.

@@ -22,6 +22,7 @@ use crate::traffic::Traffic;
 use crate::TrialError;
 use pktlab_loss::drops::{self, Drops};
 use pktlab_loss::monitor::{self, IfaceCounters, IfaceEthtool, IfaceQdisc, Second};
+use pktlab_loss::tracer::Tracer;
 use pktlab_remote::endpoint::{BenchIo, Endpoint, Local};
 use pktlab_remote::ssh::observe;
 
@@ -154,22 +155,6 @@ pub enum TrialEvent {
     },
 }
 
-/// Runs one trial of `traffic` on `lab` at the profile's own rate, both
-/// ends local, over AF_PACKET.
-pub fn run_trial(
-    lab: &Target,
-    traffic: &Traffic,
-    settings: &TrialSettings,
-    stop: &StopSignal,
-    mut on_event: impl FnMut(TrialEvent),
-) -> Result<TrialResult, TrialError> {
-    Trials::local(lab, BenchIo::Afpacket, settings, stop).run(
-        traffic,
-        traffic.rate_pps,
-        &mut on_event,
-    )
-}
-
 /// What the trials of a run share: the lab, where each end runs, the I/O
 /// backend and how trials are run and valued. A method asks it for trials
 /// at the rates it chooses.
@@ -182,26 +167,11 @@ pub struct Trials<'a> {
     pub settings: &'a TrialSettings,
     /// Ctrl-C: a trial cut short by it returns its partial figures.
     pub stop: &'a StopSignal,
+    /// The drop tracer, read around each trial.
+    pub tracer: &'a Tracer,
 }
 
 impl<'a> Trials<'a> {
-    /// Both ends as threads of this process.
-    pub fn local(
-        lab: &'a Target,
-        io: BenchIo,
-        settings: &'a TrialSettings,
-        stop: &'a StopSignal,
-    ) -> Trials<'a> {
-        Trials {
-            lab,
-            gen: &Local,
-            rcv: &Local,
-            io,
-            settings,
-            stop,
-        }
-    }
-
     /// Each end where the lab says: on its host over ssh
     /// ([`Target::gen_remote`], [`Target::rcv_remote`]), several
     /// generators together ([`Target::generators`]), else here.
@@ -210,6 +180,7 @@ impl<'a> Trials<'a> {
         io: BenchIo,
         settings: &'a TrialSettings,
         stop: &'a StopSignal,
+        tracer: &'a Tracer,
     ) -> Trials<'a> {
         let here: &'a dyn Endpoint = &Local;
         Trials {
@@ -223,6 +194,7 @@ impl<'a> Trials<'a> {
             io,
             settings,
             stop,
+            tracer,
         }
     }
 
@@ -303,7 +275,7 @@ fn one_trial(
             return Err(TrialError::Failed("interrupted during the warm-up".into()));
         }
     }
-    let window = drops::begin()?;
+    let window = trials.tracer.window()?;
     let before = monitor::read_counters(&lab.watched)?;
     let qdiscs_before = monitor::read_qdiscs(&lab.watched)?;
     let ethtool_before = monitor::read_ethtool_drops(&lab.watched)?;
@@ -343,14 +315,15 @@ fn one_trial(
             return Err(err);
         };
         // The other hosts count from here, before the first frame.
-        let observing = match observe::start(&lab.observers, settings.interval) {
-            Ok(o) => o,
-            Err(e) => {
-                rx_stop.stop();
-                let _ = receiver.join();
-                return Err(e.into());
-            }
-        };
+        let observing =
+            match observe::start(&lab.observers, settings.interval, trials.tracer.mode()) {
+                Ok(o) => o,
+                Err(e) => {
+                    rx_stop.stop();
+                    let _ = receiver.join();
+                    return Err(e.into());
+                }
+            };
         let sampler =
             scope.spawn(|| monitor::sample_until(lab.sampled(), settings.interval, &monitor_stop));
         on_event(TrialEvent::Started);
@@ -414,13 +387,20 @@ fn one_trial(
     let mut remote = Vec::new();
     for mut o in observed {
         remote.push((o.host.clone(), o.drops.take()));
+        for w in o.warnings.drain(..) {
+            on_event(TrialEvent::Warning(w));
+        }
         observe::merge(&mut seconds, &mut lab_counters, o);
     }
     let qdiscs = monitor::qdisc_deltas(&qdiscs_before, &monitor::read_qdiscs(&lab.watched)?);
     let ethtool_drops =
         monitor::ethtool_deltas(&ethtool_before, &monitor::read_ethtool_drops(&lab.watched)?);
     let softnet = softnet::deltas(&softnet_before, &softnet::read()?);
-    let kernel = drops::all_hosts(window.end()?, remote);
+    let here = window.end()?;
+    if let Some(t) = here.as_ref().filter(|t| t.missed > 0) {
+        on_event(TrialEvent::Warning(drops::missed_line(t.missed)));
+    }
+    let kernel = drops::all_hosts(here, remote);
     let mut drops = drops::reconcile(
         &lab.loss_view(),
         kernel.places.as_deref(),
@@ -504,6 +484,9 @@ mod tests {
     use super::*;
     use crate::target::LabKind;
     use pktlab_remote::RemoteError;
+
+    /// The scripted ends drop nothing: counters only.
+    static OFF: Tracer = Tracer::off();
 
     /// A generator that reports the given per-interval rates and a summary
     /// of `packets` frames, and keeps the plan it was given.
@@ -681,6 +664,7 @@ mod tests {
             io: BenchIo::Afpacket,
             settings,
             stop,
+            tracer: &OFF,
         }
     }
 

@@ -134,7 +134,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let (file, saved_text) = campaign_file(&args)?;
     let cpus = pktlab_lab::cpuload::cpu_count()?;
     let campaign = Campaign::from_file(&file, cpus)?;
-    pktlab_loss::drops::set_mode(drop_trace.unwrap_or(campaign.run.drop_trace));
     let dir_path = match (&args.resume, &args.output_dir) {
         (Some(d), _) => d.clone(),
         (None, Some(d)) => d.clone(),
@@ -160,7 +159,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             return Err(e);
         }
     };
-    execute(&args, &campaign, &target, &dir)
+    let mode = drop_trace.unwrap_or(campaign.run.drop_trace);
+    let tracer = common::drop_tracer(mode, "the loss is attributed from counters only")?;
+    execute(&args, &campaign, &target, &dir, &tracer)
 }
 
 /// Locks the lab, brings it up and records the campaign and its
@@ -258,6 +259,7 @@ fn execute(
     campaign: &Campaign,
     target: &Target,
     dir: &ResultsDir,
+    tracer: &pktlab_loss::tracer::Tracer,
 ) -> anyhow::Result<()> {
     let o = &args.output;
     let dir_text = dir.path.display().to_string();
@@ -303,114 +305,126 @@ fn execute(
     // Each receiver warning once per campaign, not once per run.
     let mut warned = std::collections::HashSet::new();
     let exporters = pktlab_report::export::exporters_with_report(!args.no_report);
-    let outcome = runner::run_campaign(campaign, target, dir, &FixedRate, &exporters, &stop, |e| {
-        match e {
-            CampaignEvent::Resuming { finished, planned } => {
-                if text && !o.quiet {
-                    println!("Resuming: {finished} of {planned} runs are already finished and will not run again.");
+    let outcome = runner::run_campaign(
+        campaign,
+        target,
+        dir,
+        &FixedRate,
+        &exporters,
+        &stop,
+        tracer,
+        |e| {
+            match e {
+                CampaignEvent::Resuming { finished, planned } => {
+                    if text && !o.quiet {
+                        println!("Resuming: {finished} of {planned} runs are already finished and will not run again.");
+                    }
                 }
-            }
-            CampaignEvent::Applying { config } => {
-                if text && !o.quiet && !terminal {
-                    println!("applying configuration {config}");
+                CampaignEvent::Applying { config } => {
+                    if text && !o.quiet && !terminal {
+                        println!("applying configuration {config}");
+                    }
                 }
-            }
-            CampaignEvent::Reverting { config } => {
-                if text && !o.quiet && !terminal {
-                    println!("reverting configuration {config}");
+                CampaignEvent::Reverting { config } => {
+                    if text && !o.quiet && !terminal {
+                        println!("reverting configuration {config}");
+                    }
                 }
-            }
-            CampaignEvent::RunStarting {
-                index,
-                of,
-                key,
-                config,
-                traffic,
-            } => {
-                if index == 1 {
-                    started = Instant::now();
+                CampaignEvent::RunStarting {
+                    index,
+                    of,
+                    key,
+                    config,
+                    traffic,
+                } => {
+                    if index == 1 {
+                        started = Instant::now();
+                    }
+                    let p = progress.get_or_insert_with(|| {
+                        common::Progress::new(text && !o.quiet, of as u64 * secs)
+                    });
+                    labels = out::run_label(index, of, config, traffic, key.iteration);
+                    p.message(labels.clone());
+                    if text && !o.quiet && !terminal {
+                        let per_run = if index > 1 {
+                            started.elapsed() / (index as u32 - 1)
+                        } else {
+                            Duration::from_secs(secs + 1)
+                        };
+                        let left = per_run * (of - index + 1) as u32;
+                        println!("{labels} ... (about {} left)", human(left));
+                    }
                 }
-                let p = progress.get_or_insert_with(|| {
-                    common::Progress::new(text && !o.quiet, of as u64 * secs)
-                });
-                labels = out::run_label(index, of, config, traffic, key.iteration);
-                p.message(labels.clone());
-                if text && !o.quiet && !terminal {
-                    let per_run = if index > 1 {
-                        started.elapsed() / (index as u32 - 1)
-                    } else {
-                        Duration::from_secs(secs + 1)
-                    };
-                    let left = per_run * (of - index + 1) as u32;
-                    println!("{labels} ... (about {} left)", human(left));
+                CampaignEvent::Trial(TrialEvent::Forwarded(pps)) => {
+                    if let Some(p) = progress.as_mut() {
+                        p.tick(pps);
+                    }
                 }
-            }
-            CampaignEvent::Trial(TrialEvent::Forwarded(pps)) => {
-                if let Some(p) = progress.as_mut() {
-                    p.tick(pps);
+                CampaignEvent::Trial(TrialEvent::Warning(w)) => {
+                    if warned.insert(w.clone()) {
+                        let line = format!("pktlab: warning: {w}");
+                        match progress.as_ref() {
+                            Some(p) => p.eprintln(line),
+                            None => eprintln!("{line}"),
+                        }
+                    }
                 }
-            }
-            CampaignEvent::Trial(TrialEvent::Warning(w)) => {
-                if warned.insert(w.clone()) {
-                    let line = format!("pktlab: warning: {w}");
+                CampaignEvent::Trial(_) => {}
+                CampaignEvent::RunFailed {
+                    index,
+                    of,
+                    key,
+                    config,
+                    traffic,
+                    error,
+                } => {
+                    // A diagnostic: stderr, also with --json and --quiet.
+                    let line = format!(
+                        "pktlab: {} failed, skipped: {error}",
+                        out::run_label(index, of, config, traffic, key.iteration)
+                    );
                     match progress.as_ref() {
                         Some(p) => p.eprintln(line),
                         None => eprintln!("{line}"),
                     }
                 }
-            }
-            CampaignEvent::Trial(_) => {}
-            CampaignEvent::RunFailed {
-                index,
-                of,
-                key,
-                config,
-                traffic,
-                error,
-            } => {
-                // A diagnostic: stderr, also with --json and --quiet.
-                let line = format!(
-                    "pktlab: {} failed, skipped: {error}",
-                    out::run_label(index, of, config, traffic, key.iteration)
-                );
-                match progress.as_ref() {
-                    Some(p) => p.eprintln(line),
-                    None => eprintln!("{line}"),
-                }
-            }
-            CampaignEvent::RunDone {
-                key,
-                config,
-                traffic,
-                result,
-                ..
-            } => {
-                if o.json {
-                    common::print_json(&out::run_json(config, traffic, key.iteration, result));
-                } else if !o.quiet {
-                    let requested = campaign.traffics[key.traffic].rate_pps;
-                    let mut line = out::run_line(&labels, result, requested);
-                    // Where the loss happened: the DUT's CPUs' backlogs.
-                    if let Some(n) = result.dut_backlog_drops.filter(|&n| n > 0) {
-                        line += &format!(", DUT backlog drops {n}");
-                    }
-                    let mut drops = out::drops_line(&result.drops, result.tx.packets);
-                    // One-way latency across hosts, and what it is worth.
-                    if let (Some(l), Some(note)) = (&result.rx.latency_ns, &result.latency_note) {
-                        drops +=
-                            &format!("\n  latency: median {:.1} µs, {note}", l.p50 as f64 / 1e3);
-                    }
-                    match progress.as_ref() {
-                        Some(p) => {
-                            p.println(line);
-                            p.println(drops);
+                CampaignEvent::RunDone {
+                    key,
+                    config,
+                    traffic,
+                    result,
+                    ..
+                } => {
+                    if o.json {
+                        common::print_json(&out::run_json(config, traffic, key.iteration, result));
+                    } else if !o.quiet {
+                        let requested = campaign.traffics[key.traffic].rate_pps;
+                        let mut line = out::run_line(&labels, result, requested);
+                        // Where the loss happened: the DUT's CPUs' backlogs.
+                        if let Some(n) = result.dut_backlog_drops.filter(|&n| n > 0) {
+                            line += &format!(", DUT backlog drops {n}");
                         }
-                        None => println!("{line}\n{drops}"),
+                        let mut drops = out::drops_line(&result.drops, result.tx.packets);
+                        // One-way latency across hosts, and what it is worth.
+                        if let (Some(l), Some(note)) = (&result.rx.latency_ns, &result.latency_note)
+                        {
+                            drops += &format!(
+                                "\n  latency: median {:.1} µs, {note}",
+                                l.p50 as f64 / 1e3
+                            );
+                        }
+                        match progress.as_ref() {
+                            Some(p) => {
+                                p.println(line);
+                                p.println(drops);
+                            }
+                            None => println!("{line}\n{drops}"),
+                        }
                     }
                 }
             }
-        }
-    });
+        },
+    );
     if let Some(mut p) = progress {
         p.finish();
     }

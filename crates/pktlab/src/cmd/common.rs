@@ -5,6 +5,27 @@ use std::net::IpAddr;
 
 use pktlab_wire::mac::MacAddr;
 
+/// The drop tracer in `mode`; where it cannot start in auto mode, one
+/// line saying why and what the run does without it (`fallback`).
+pub fn drop_tracer(
+    mode: pktlab_loss::drops::DropTrace,
+    fallback: &str,
+) -> anyhow::Result<pktlab_loss::tracer::Tracer> {
+    let (tracer, off) = pktlab_loss::tracer::Tracer::start(mode)?;
+    if let Some(why) = off {
+        eprintln!("drop trace off: {why}; {fallback}");
+    }
+    Ok(tracer)
+}
+
+/// What a tracer's window saw, its misses said on stderr.
+pub fn traced(t: Option<pktlab_loss::drops::Traced>) -> Option<pktlab_loss::drops::Traced> {
+    if let Some(n) = t.as_ref().map(|t| t.missed).filter(|&n| n > 0) {
+        eprintln!("pktlab: warning: {}", pktlab_loss::drops::missed_line(n));
+    }
+    t
+}
+
 /// `--json` and `--quiet`, shared by every command that reports a run.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct Output {

@@ -140,12 +140,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let trace: DropTrace = args.drop_trace.parse()?;
     let stop = StopSignal::new();
     common::install_signals()?;
+    let tracer = common::drop_tracer(trace, "no drops are reported")?;
     let window = match trace {
         DropTrace::Off => None,
-        mode => {
-            drops::set_mode(mode);
-            Some(drops::begin_else("no drops are reported")?)
-        }
+        _ => Some(tracer.window()?),
     };
     let src = args
         .src
@@ -183,8 +181,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             std::thread::sleep(IN_FLIGHT);
             w.settle(SETTLE_LIMIT);
             let lab = drops::LabNamespaces::builtin_around(&drops::own_netns());
-            w.end()?
-                .map(|t| (drops::host_drops(&t.places, lab.as_ref()), t.missed))
+            common::traced(w.end()?).map(|t| (drops::host_drops(&t.places, lab.as_ref()), t.missed))
         }
         None => None,
     };

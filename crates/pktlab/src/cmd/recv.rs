@@ -9,6 +9,7 @@ use pktlab_engine::rx::{RxEvent, RxPlan, RxSummary};
 use pktlab_engine::StopSignal;
 use pktlab_io::xdprecv::{Timing, XdpRecvConfig};
 use pktlab_loss::drops::{self, DropTrace};
+use pktlab_loss::tracer::Window;
 use pktlab_report::recv::{self as out, RecvInfo};
 use pktlab_wire::units;
 
@@ -127,14 +128,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let trace = drop_trace(&args, expected.is_some(), &cfg.io)?;
     common::install_signals()?;
     // Started before the receiver counts, so that it sees every frame's drop.
+    let tracer = common::drop_tracer(trace, "the loss is attributed to the receiver's ring only")?;
     let window = match trace {
         DropTrace::Off => None,
-        mode => {
-            drops::set_mode(mode);
-            Some(drops::begin_else(
-                "the loss is attributed to the receiver's ring only",
-            )?)
-        }
+        _ => Some(tracer.window()?),
     };
     let stop = StopSignal::new();
     let info = RecvInfo {
@@ -203,9 +200,9 @@ fn where_lost(
     s: &RxSummary,
     expected: Option<u64>,
     cfg: &RecvConfig,
-    window: drops::Window,
+    window: Window<'_>,
 ) -> anyhow::Result<(drops::Drops, u64)> {
-    let traced = window.end()?;
+    let traced = common::traced(window.end()?);
     let missing = expected.map_or(0, |n| out::missing_frames(s, n));
     let lost = s.lost + missing;
     let received = s

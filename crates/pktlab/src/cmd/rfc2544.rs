@@ -339,7 +339,6 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     let (file, saved_text) = bench::campaign_file(&args.bench)?;
     let cpus = pktlab_lab::cpuload::cpu_count()?;
     let campaign = Campaign::from_file(&file, cpus)?;
-    pktlab_loss::drops::set_mode(drop_trace.unwrap_or(campaign.run.drop_trace));
     let settings = match &args.bench.resume {
         Some(d) => load_settings(d)?,
         None => settings_from_flags(&args, campaign.link_bps)?,
@@ -374,7 +373,9 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
             return Err(e);
         }
     };
-    execute(&args, &campaign, &settings, &target, &dir)
+    let mode = drop_trace.unwrap_or(campaign.run.drop_trace);
+    let tracer = common::drop_tracer(mode, "the loss is attributed from counters only")?;
+    execute(&args, &campaign, &settings, &target, &dir, &tracer)
 }
 
 fn load_settings(dir: &Path) -> anyhow::Result<MlrSettings> {
@@ -421,6 +422,7 @@ fn execute(
     settings: &MlrSettings,
     target: &pktlab_trial::target::Target,
     dir: &ResultsDir,
+    tracer: &pktlab_loss::tracer::Tracer,
 ) -> anyhow::Result<()> {
     let o = &args.bench.output;
     let text = !o.json;
@@ -456,81 +458,83 @@ fn execute(
     let mut trials_seen = 0usize;
     // Each receiver warning once per campaign, not once per trial.
     let mut warned = std::collections::HashSet::new();
-    let outcome = runner::run_campaign(campaign, target, dir, &method, &[], &stop, |e| match e {
-        CampaignEvent::Resuming { finished, planned } if text && !o.quiet => {
-            progress.println(format!(
+    let outcome = runner::run_campaign(campaign, target, dir, &method, &[], &stop, tracer, |e| {
+        match e {
+            CampaignEvent::Resuming { finished, planned } if text && !o.quiet => {
+                progress.println(format!(
                 "Resuming: {finished} of {planned} searches are finished; the others go on from their recorded trials."
             ));
-        }
-        CampaignEvent::RunStarting {
-            index,
-            of,
-            config,
-            traffic,
-            key,
-        } => {
-            label = format!("search {index}/{of} {config} {traffic} #{}", key.iteration);
-            progress.message(label.clone());
-        }
-        CampaignEvent::Trial(TrialEvent::Started) => {
-            trials_seen += 1;
-            progress.message(format!("{label} trial {trials_seen}"));
-        }
-        CampaignEvent::Trial(TrialEvent::Forwarded(pps)) => progress.tick(pps),
-        CampaignEvent::Trial(TrialEvent::Warning(w)) if warned.insert(w.clone()) => {
-            progress.eprintln(format!("pktlab: warning: {w}"));
-        }
-        // Where the trial's lost frames went, as bench says after a run.
-        CampaignEvent::Trial(TrialEvent::Finished {
-            intended_pps,
-            sent,
-            drops,
-        }) if text && !o.quiet => progress.println(out::trial_drops_text(
-            trials_seen,
-            intended_pps,
-            sent,
-            &drops,
-        )),
-        CampaignEvent::RunFailed {
-            index,
-            of,
-            config,
-            traffic,
-            key,
-            error,
-        } => progress.eprintln(format!(
-            "pktlab: search {index}/{of} {config} {traffic} #{} failed, skipped: {error}",
-            key.iteration
-        )),
-        CampaignEvent::RunDone {
-            config,
-            traffic,
-            key,
-            ..
-        } => {
-            if let Ok(lines) = record::read(&dir.path) {
-                let mine: Vec<_> = lines
-                    .into_iter()
-                    .filter(|l| l.of_run(config, traffic, key.iteration))
-                    .collect();
-                if let Ok(found) = summary::throughput(settings, &mine) {
-                    for t in &found {
-                        if o.json {
-                            let mut v = serde_json::to_value(t).unwrap_or_default();
-                            v["type"] = "throughput".into();
-                            print_json(&v);
-                        } else if !o.quiet {
-                            progress.println(
-                                out::throughput_text(t, campaign.link_bps)
-                                    .trim_end()
-                                    .to_string(),
-                            );
+            }
+            CampaignEvent::RunStarting {
+                index,
+                of,
+                config,
+                traffic,
+                key,
+            } => {
+                label = format!("search {index}/{of} {config} {traffic} #{}", key.iteration);
+                progress.message(label.clone());
+            }
+            CampaignEvent::Trial(TrialEvent::Started) => {
+                trials_seen += 1;
+                progress.message(format!("{label} trial {trials_seen}"));
+            }
+            CampaignEvent::Trial(TrialEvent::Forwarded(pps)) => progress.tick(pps),
+            CampaignEvent::Trial(TrialEvent::Warning(w)) if warned.insert(w.clone()) => {
+                progress.eprintln(format!("pktlab: warning: {w}"));
+            }
+            // Where the trial's lost frames went, as bench says after a run.
+            CampaignEvent::Trial(TrialEvent::Finished {
+                intended_pps,
+                sent,
+                drops,
+            }) if text && !o.quiet => progress.println(out::trial_drops_text(
+                trials_seen,
+                intended_pps,
+                sent,
+                &drops,
+            )),
+            CampaignEvent::RunFailed {
+                index,
+                of,
+                config,
+                traffic,
+                key,
+                error,
+            } => progress.eprintln(format!(
+                "pktlab: search {index}/{of} {config} {traffic} #{} failed, skipped: {error}",
+                key.iteration
+            )),
+            CampaignEvent::RunDone {
+                config,
+                traffic,
+                key,
+                ..
+            } => {
+                if let Ok(lines) = record::read(&dir.path) {
+                    let mine: Vec<_> = lines
+                        .into_iter()
+                        .filter(|l| l.of_run(config, traffic, key.iteration))
+                        .collect();
+                    if let Ok(found) = summary::throughput(settings, &mine) {
+                        for t in &found {
+                            if o.json {
+                                let mut v = serde_json::to_value(t).unwrap_or_default();
+                                v["type"] = "throughput".into();
+                                print_json(&v);
+                            } else if !o.quiet {
+                                progress.println(
+                                    out::throughput_text(t, campaign.link_bps)
+                                        .trim_end()
+                                        .to_string(),
+                                );
+                            }
                         }
                     }
                 }
             }
+            _ => {}
         }
-        _ => {}
     });
     progress.finish();
     let outcome = outcome?;

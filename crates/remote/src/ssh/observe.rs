@@ -9,14 +9,13 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use pktlab_engine::StopSignal;
+use pktlab_loss::drops::{self, DropTrace, Traced};
+use pktlab_loss::monitor::{HostLoad, IfaceCounters, Second};
 
 use super::host::SshHost;
-use super::session::Session;
-use super::session::GRACE;
+use super::session::{Session, GRACE};
 use crate::worker::protocol::{Job, ObserveJob, Reply, RolePort, Task, PROTOCOL_VERSION};
 use crate::RemoteError;
-use pktlab_loss::drops::{self, Traced};
-use pktlab_loss::monitor::{HostLoad, IfaceCounters, Second};
 
 /// One host to watch.
 #[derive(Clone, Debug)]
@@ -42,6 +41,9 @@ pub struct Observed {
     /// The test frames the host's kernel dropped in its lab ports'
     /// namespaces (None: its tracer did not run).
     pub drops: Option<Traced>,
+    /// What the user must know of the host's tracer: that it could not
+    /// start, or missed drop events.
+    pub warnings: Vec<String>,
 }
 
 /// The workers of a trial, counting.
@@ -51,23 +53,28 @@ pub struct Observing {
 }
 
 impl Observer {
-    fn job(&self, interval: Duration) -> Job {
+    fn job(&self, interval: Duration, drop_trace: DropTrace) -> Job {
         Job {
             version: PROTOCOL_VERSION,
             task: Task::Observe(ObserveJob {
                 ports: self.ports.clone(),
                 cpus: self.cpus,
                 interval_secs: interval.as_secs_f64(),
-                drop_trace: drops::mode(),
+                drop_trace,
             }),
             deadline_secs: (self.run_limit + GRACE).as_secs_f64(),
         }
     }
 }
 
-/// Starts a worker on every host and returns once each has taken its
-/// first reading (so that a trial started after it is counted whole).
-pub fn start(observers: &[Observer], interval: Duration) -> Result<Observing, RemoteError> {
+/// Starts a worker on every host, its tracer in mode `drop_trace`, and
+/// returns once each has taken its first reading (so that a trial started
+/// after it is counted whole).
+pub fn start(
+    observers: &[Observer],
+    interval: Duration,
+    drop_trace: DropTrace,
+) -> Result<Observing, RemoteError> {
     // Made first: on an error below, its Drop stops the workers started.
     let mut observing = Observing {
         stop: StopSignal::new(),
@@ -75,7 +82,7 @@ pub fn start(observers: &[Observer], interval: Duration) -> Result<Observing, Re
     };
     let mut sessions = Vec::new();
     for o in observers {
-        sessions.push((o, Session::open(&o.host, &o.job(interval))?));
+        sessions.push((o, Session::open(&o.host, &o.job(interval, drop_trace))?));
     }
     for (_, s) in &mut sessions {
         s.start_now()?;
@@ -110,15 +117,16 @@ fn follow(
                 drop_trace_off,
             } => {
                 s.finish();
+                let mut warnings = Vec::new();
                 if let Some(why) = drop_trace_off {
-                    drops::say_remote_off(&host.label(), &why);
+                    warnings.push(drops::remote_off_line(&host.label(), &why));
                 }
                 if let Some(t) = drops.as_ref().filter(|t| t.missed > 0) {
-                    eprintln!(
-                        "pktlab: warning: {}: {}",
+                    warnings.push(format!(
+                        "{}: {}",
                         host.label(),
                         drops::missed_line(t.missed)
-                    );
+                    ));
                 }
                 return Ok(Observed {
                     host: host.dest().to_string(),
@@ -126,6 +134,7 @@ fn follow(
                     seconds,
                     totals,
                     drops,
+                    warnings,
                 });
             }
             other => return Err(unexpected(host, &other)),
@@ -275,6 +284,7 @@ mod tests {
                 ],
                 totals: vec![ifc("dut_in", "d0", 100)],
                 drops: None,
+                warnings: Vec::new(),
             },
         );
         assert_eq!(seconds.len(), 3);

@@ -27,6 +27,7 @@ use super::protocol::{parse_job, Command, ObserveJob, PortRef, Reply, Task, PROT
 use pktlab_loss::drops::{self, DropTrace};
 use pktlab_loss::monitor::Watched;
 use pktlab_loss::monitor::{self, Sampled, Sampler};
+use pktlab_loss::tracer::Tracer;
 
 /// How long the worker waits for `start` after `ready`.
 const START_WAIT: Duration = Duration::from_secs(60);
@@ -247,8 +248,11 @@ fn run<W: Write>(job: Checked, stop: &StopSignal, out: &mut Replies<W>) -> Resul
                 Ok(s) => s,
                 Err(e) => return out.fail(e.to_string()),
             };
-            drops::set_mode(plan.drop_trace);
-            let (window, drop_trace_off) = match drops::begin_quietly() {
+            let (tracer, drop_trace_off) = match Tracer::start(plan.drop_trace) {
+                Ok(t) => t,
+                Err(e) => return out.fail(e.to_string()),
+            };
+            let window = match tracer.window() {
                 Ok(w) => w,
                 Err(e) => return out.fail(e.to_string()),
             };
@@ -265,7 +269,7 @@ fn run<W: Write>(job: Checked, stop: &StopSignal, out: &mut Replies<W>) -> Resul
             // The frames still in the host's backlogs are dropped (or
             // not) before the tracer's last read.
             window.settle(SETTLE);
-            let traced = match window.end_quietly() {
+            let traced = match window.end() {
                 Ok(t) => t,
                 Err(e) => return out.fail(e.to_string()),
             };

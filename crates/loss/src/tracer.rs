@@ -1,0 +1,129 @@
+//! The drop tracer (`pktlab_io::droptrace`) as trials use it: started once
+//! per campaign, `gen` or `recv` run, or worker job, in the mode asked for
+//! ([`DropTrace`]), and read around each trial ([`Window`]).
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use pktlab_io::droptrace::{DropCounts, DropTracer, Places};
+use pktlab_lab::softnet;
+
+use crate::drops::{DropTrace, Traced};
+use crate::LossError;
+
+/// A running tracer, or none: in mode `off`, or in mode `auto` where BPF is
+/// not allowed (then every window is counters only).
+pub struct Tracer {
+    mode: DropTrace,
+    running: Option<Mutex<(DropTracer, Places)>>,
+}
+
+impl Tracer {
+    /// Counters only.
+    pub const fn off() -> Tracer {
+        Tracer {
+            mode: DropTrace::Off,
+            running: None,
+        }
+    }
+
+    /// Starts the tracer unless `mode` is off. In auto mode a tracer that
+    /// cannot start is no error: it returns why, for the caller to say
+    /// once, and the trials go on with counters only.
+    pub fn start(mode: DropTrace) -> Result<(Tracer, Option<String>), LossError> {
+        if mode == DropTrace::Off {
+            return Ok((Tracer::off(), None));
+        }
+        match DropTracer::start(false) {
+            Ok(t) => Ok((
+                Tracer {
+                    mode,
+                    running: Some(Mutex::new((t, Places::load()))),
+                },
+                None,
+            )),
+            Err(e) if mode == DropTrace::Auto => Ok((
+                Tracer {
+                    mode,
+                    running: None,
+                },
+                Some(e.to_string()),
+            )),
+            Err(e) => Err(LossError::Trace(e.to_string())),
+        }
+    }
+
+    /// The mode asked for (what a remote host's tracer is asked to do).
+    pub fn mode(&self) -> DropTrace {
+        self.mode
+    }
+
+    /// The tracer's counts now: the start of a trial's window.
+    pub fn window(&self) -> Result<Window<'_>, LossError> {
+        let before = match &self.running {
+            Some(r) => Some(lock(r).0.read().map_err(trace_error)?),
+            None => None,
+        };
+        Ok(Window {
+            tracer: self,
+            before,
+        })
+    }
+
+    fn total_since(&self, before: &DropCounts) -> Option<u64> {
+        let r = self.running.as_ref()?;
+        lock(r).0.read().ok().map(|c| c.since(before).total())
+    }
+}
+
+fn lock(m: &Mutex<(DropTracer, Places)>) -> std::sync::MutexGuard<'_, (DropTracer, Places)> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn trace_error(e: pktlab_io::IoError) -> LossError {
+    LossError::Trace(e.to_string())
+}
+
+/// The tracer's counts when a trial started (None: counters only).
+pub struct Window<'t> {
+    tracer: &'t Tracer,
+    before: Option<DropCounts>,
+}
+
+impl Window<'_> {
+    /// The named kernel places since the window began and the tracer's
+    /// misses (None: counters only). The caller says the misses, if any
+    /// ([`crate::drops::missed_line`]).
+    pub fn end(self) -> Result<Option<Traced>, LossError> {
+        let (Some(before), Some(r)) = (self.before, &self.tracer.running) else {
+            return Ok(None);
+        };
+        let mut guard = lock(r);
+        let (tracer, places) = &mut *guard;
+        let grew = tracer.read().map_err(trace_error)?.since(&before);
+        Ok(Some(Traced {
+            places: places.name(&grew),
+            missed: grew.missed,
+        }))
+    }
+
+    /// Waits, at most `limit`, until the kernel has no frames left to
+    /// drop: every CPU's backlog is empty and the tracer's count has not
+    /// moved for 50 ms. A sender reads its window right after its last
+    /// frame; on a loaded host the DUT's softirq work can lag far behind
+    /// (a backlog of 1000 frames per CPU), and drops made after the read
+    /// would go uncounted.
+    pub fn settle(&self, limit: Duration) {
+        let Some(before) = &self.before else { return };
+        let deadline = Instant::now() + limit;
+        let mut last = self.tracer.total_since(before);
+        while Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+            let now = self.tracer.total_since(before);
+            if now == last && softnet::backlog_now().unwrap_or(0) == 0 {
+                return;
+            }
+            last = now;
+        }
+    }
+}
