@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use pktlab_stats::ministat::{parse_values, Dataset, ParseOptions};
 
-use crate::results::{self, parse_pps_name, pps_name, ResultsDir, RUNS_DIR};
-use crate::summary::pps_text;
+use crate::folder::{ResultsDir, RUNS_DIR};
+use crate::records::RunRecord;
+use crate::summary::{parse_pps_name, pps_name, pps_text, CampaignSummary};
 use crate::CampaignError;
 use pktlab_loss::drops::{Drops, LossSum};
 
@@ -22,7 +23,7 @@ pub struct Folder {
     /// (config, traffic, values).
     pub sets: Vec<(String, String, Vec<f64>)>,
     /// The run files (none in a BSDRP folder).
-    pub runs: Vec<results::RunOutcome>,
+    pub runs: Vec<RunRecord>,
 }
 
 impl Folder {
@@ -39,8 +40,8 @@ impl Folder {
         let drops: Vec<&Drops> = self
             .runs
             .iter()
-            .filter(|r| r.config == config && r.traffic == traffic)
-            .filter_map(|r| r.drops.as_ref())
+            .filter(|r| r.header.config == config && r.header.traffic == traffic)
+            .filter_map(|r| r.result.drops.as_ref())
             .collect();
         (!drops.is_empty()).then(|| LossSum::of(drops))
     }
@@ -69,7 +70,7 @@ fn bad(path: &Path, why: String) -> CampaignError {
 /// comparing it would give numbers the runs do not support. A BSDRP
 /// folder has no `runs/` and is taken as it is.
 fn check_against_runs(
-    runs: Option<&[results::RunOutcome]>,
+    runs: Option<&[RunRecord]>,
     path: &Path,
     config: &str,
     traffic: &str,
@@ -80,8 +81,8 @@ fn check_against_runs(
     };
     let values: Vec<f64> = runs
         .iter()
-        .filter(|r| r.config == config && r.traffic == traffic)
-        .map(|r| r.forwarded_pps)
+        .filter(|r| r.header.config == config && r.header.traffic == traffic)
+        .map(|r| r.result.forwarded_pps)
         .collect();
     if pps_text(&values).as_bytes() == data {
         return Ok(());
@@ -133,9 +134,12 @@ pub fn load(path: &Path) -> Result<Folder, CampaignError> {
     let mut configs: Vec<String> = Vec::new();
     let mut traffics: Vec<String> = Vec::new();
     // The campaign's own order, when summary.json says it.
-    if let Some(order) = results::summary_order(path) {
-        configs = order.configs;
-        traffics = order.traffics;
+    let dir = ResultsDir {
+        path: path.to_path_buf(),
+    };
+    if let Ok(Some(summary)) = CampaignSummary::read(&dir) {
+        configs = summary.configs;
+        traffics = summary.traffics;
     }
     for (c, t, _) in &sets {
         if !configs.contains(c) {
@@ -242,7 +246,7 @@ mod tests {
             std::fs::write(d.path().join(name), text).unwrap();
         }
         if let Some(s) = summary {
-            std::fs::write(d.path().join(results::SUMMARY_FILE), s).unwrap();
+            std::fs::write(d.path().join(crate::summary::SUMMARY_FILE), s).unwrap();
         }
         d
     }
@@ -255,7 +259,7 @@ mod tests {
             .map(|c| format!("[[config]]\nname = \"{c}\"\n"))
             .collect();
         let file = crate::file::CampaignFile::parse(&text).unwrap();
-        let c = crate::plan::Campaign::from_file(&file, 2).unwrap();
+        let c = crate::plan::Plan::from_file(&file, 2).unwrap();
         serde_json::to_string_pretty(&crate::summary::CampaignSummary::new(&c, &[])).unwrap()
     }
 

@@ -1,83 +1,94 @@
 //! How a run gets its value from trials: one trial at the profile's rate
-//! (BSDRP's bench-lab, [`FixedRate`]), or a search (RFC 2544 throughput,
-//! FD.io CSIT's MLRsearch) that asks for trials at the rates it chooses.
+//! (BSDRP's bench-lab, [`crate::runs::FixedRate`]), or a search (RFC 2544
+//! throughput, FD.io CSIT's MLRsearch, in `pktlab_search`) that asks for
+//! trials at the rates it chooses.
 //!
-//! The campaign runner drives a [`Method`] and never runs a trial itself.
-//! Every trial a method runs goes to `record` as soon as it finishes, so
-//! that Ctrl-C keeps it and a resumed campaign can find it.
+//! The campaign ([`crate::campaign::Campaign`]) drives a [`Method`] over
+//! its order and never runs a trial itself. A method keeps its own files
+//! in the results folder (written as its trials and runs finish, so that
+//! Ctrl-C keeps them and `--resume` finds them) and its results in memory,
+//! which the campaign hands to its sinks ([`crate::sink`]).
 
-use crate::CampaignError;
+use pktlab_lab::dut::DutConfig;
 use pktlab_trial::traffic::Traffic;
-use pktlab_trial::trial::{TrialEvent, TrialResult, Trials};
+use pktlab_trial::trial::{TrialEvent, Trials};
 
-/// A finished trial of a run, handed to the recorder.
-#[derive(Clone, Copy, Debug)]
-pub struct TrialDone<'a> {
-    /// 1 for the run's first trial.
-    pub index: usize,
-    pub result: &'a TrialResult,
+use crate::folder::ResultsDir;
+use crate::order::RunKey;
+use crate::plan::Plan;
+use crate::records::RunHeader;
+use crate::CampaignError;
+
+/// One run of a campaign, as a method sees it.
+pub struct RunId<'a> {
+    pub key: RunKey,
+    pub config: &'a DutConfig,
+    pub traffic: &'a Traffic,
 }
 
-/// Where a method's finished trials go.
-pub type Recorder<'r> = dyn FnMut(TrialDone<'_>) -> Result<(), CampaignError> + 'r;
+impl RunId<'_> {
+    /// `<config>.<traffic>.<iteration>`.
+    pub fn label(&self) -> String {
+        format!(
+            "{}.{}.{}",
+            self.config.name, self.traffic.name, self.key.iteration
+        )
+    }
 
-/// How one run of a traffic profile is measured.
+    /// Same configuration, traffic and iteration as the names given.
+    pub fn is(&self, config: &str, traffic: &str, iteration: usize) -> bool {
+        self.config.name == config
+            && self.traffic.name == traffic
+            && self.key.iteration == iteration
+    }
+}
+
+/// What a run may use: the campaign, its folder, the run's header as the
+/// campaign records it, and the trials of the campaign's lab.
+pub struct RunContext<'a> {
+    pub plan: &'a Plan,
+    pub folder: &'a ResultsDir,
+    /// The run's header (`started_at` is now).
+    pub header: RunHeader,
+    pub trials: Trials<'a>,
+    /// Fails when the lab broke: a method calls it before it keeps a
+    /// run's result (a run on a broken lab measured the breakage).
+    pub lab_whole: &'a dyn Fn() -> Result<(), CampaignError>,
+}
+
+/// How the runs of a campaign are measured.
 pub trait Method {
-    /// `fixed-rate`, ...
+    /// What one finished run gives (the campaign's `RunDone` event carries
+    /// it).
+    type Run;
+    /// Every finished run, in memory: what the sinks are given.
+    type Results;
+
+    /// `fixed-rate`, `mlrsearch`.
     fn name(&self) -> &'static str;
 
-    /// True when each trial gets a file of its own under `trials/`; false
-    /// when a run has one trial, which its run file already holds.
-    fn keeps_trial_files(&self) -> bool {
-        true
-    }
+    /// Readies the method's part of `folder`: on a new campaign
+    /// (`created`) writes what a resume needs (its settings); on a resumed
+    /// one reads back what it recorded.
+    fn open(
+        &mut self,
+        plan: &Plan,
+        folder: &ResultsDir,
+        created: bool,
+    ) -> Result<(), CampaignError>;
 
-    /// Told which run comes next, before its [`Method::run`]: a method that
-    /// keeps its own records (a search's trials) names them by it.
-    fn begin_run(&self, _config: &str, _traffic: &str, _iteration: usize) {}
+    /// The folder holds this run whole: a resumed campaign skips it.
+    fn is_finished(&self, run: &RunId<'_>) -> bool;
 
-    /// Runs the trials of one run of `traffic`, handing each to `record` as
-    /// it finishes. Returns the trial that gives the run its value, or None
-    /// when Ctrl-C (`trials.stop`) cut the run short (a trial cut short is
-    /// neither recorded nor returned).
+    /// Runs one run, recording each trial as it finishes, and returns
+    /// what it gives; None when Ctrl-C (`cx.trials.stop`) cut it short.
     fn run(
-        &self,
-        trials: &Trials<'_>,
-        traffic: &Traffic,
-        record: &mut Recorder<'_>,
+        &mut self,
+        run: &RunId<'_>,
+        cx: RunContext<'_>,
         on_event: &mut dyn FnMut(TrialEvent),
-    ) -> Result<Option<TrialResult>, CampaignError>;
-}
+    ) -> Result<Option<&Self::Run>, CampaignError>;
 
-/// One trial at the traffic profile's own rate; its value is the run's.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FixedRate;
-
-impl Method for FixedRate {
-    fn name(&self) -> &'static str {
-        "fixed-rate"
-    }
-
-    fn keeps_trial_files(&self) -> bool {
-        false
-    }
-
-    fn run(
-        &self,
-        trials: &Trials<'_>,
-        traffic: &Traffic,
-        record: &mut Recorder<'_>,
-        on_event: &mut dyn FnMut(TrialEvent),
-    ) -> Result<Option<TrialResult>, CampaignError> {
-        let trial = trials.run(traffic, traffic.rate_pps, on_event);
-        if trials.stop.is_set() {
-            return Ok(None); // Cut short: its figures are partial.
-        }
-        let trial = trial?;
-        record(TrialDone {
-            index: 1,
-            result: &trial,
-        })?;
-        Ok(Some(trial))
-    }
+    /// Every finished run so far.
+    fn results(&self) -> &Self::Results;
 }

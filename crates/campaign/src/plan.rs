@@ -172,7 +172,7 @@ pub struct RunSettings {
 
 /// A checked campaign, ready to run.
 #[derive(Clone, Debug, Serialize)]
-pub struct Campaign {
+pub struct Plan {
     pub name: String,
     pub lab: LabChoice,
     pub link_bps: Option<f64>,
@@ -210,10 +210,10 @@ fn duration(what: &str, text: &str) -> Result<Duration, CampaignError> {
     units::parse_duration(text).map_err(|e| usage(format!("invalid {what} '{text}': {e}")))
 }
 
-impl Campaign {
+impl Plan {
     /// Checks and resolves a campaign file. `cpus` sizes the built-in `rps`
     /// configuration's mask.
-    pub fn from_file(f: &CampaignFile, cpus: usize) -> Result<Campaign, CampaignError> {
+    pub fn from_file(f: &CampaignFile, cpus: usize) -> Result<Plan, CampaignError> {
         let name = f.name.clone().unwrap_or_else(|| "bench".into());
         check_name("campaign", &name)?;
         let link_bps = f
@@ -316,7 +316,7 @@ impl Campaign {
         let drop_trace: pktlab_loss::drops::DropTrace =
             r.drop_trace.as_deref().unwrap_or("auto").parse()?;
         let samples = |d: Duration| (d.as_secs_f64() / interval.as_secs_f64()).round() as usize;
-        Ok(Campaign {
+        Ok(Plan {
             name,
             lab,
             link_bps,
@@ -649,8 +649,8 @@ fn dut_config(
 mod tests {
     use super::*;
 
-    fn parse(text: &str) -> Result<Campaign, CampaignError> {
-        Campaign::from_file(&CampaignFile::parse(text).unwrap(), 2)
+    fn parse(text: &str) -> Result<Plan, CampaignError> {
+        Plan::from_file(&CampaignFile::parse(text).unwrap(), 2)
     }
 
     #[test]
@@ -847,8 +847,7 @@ mod tests {
             let text = std::fs::read_to_string(&path).unwrap();
             let file =
                 CampaignFile::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            let c =
-                Campaign::from_file(&file, 4).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let c = Plan::from_file(&file, 4).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             assert!(!c.plan().is_empty());
             n += 1;
         }

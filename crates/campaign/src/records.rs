@@ -1,22 +1,26 @@
-//! The records of a results folder, as types: what [`super::results`]
-//! writes and what it reads back are the same structs.
+//! The records of a results folder, as types: what the campaign writes and
+//! what every reader (`pktlab report`, `pktlab compare`, `--resume`) reads
+//! back are the same structs.
 //!
 //! A run file (`runs/<config>.<traffic>.<n>.jsonl`) is one JSON object per
 //! line, each with a `type`: a [`RunHeader`] (`run`), one [`Second`] per
 //! second (`second`), then a [`RunResult`] (`result`). `env.json` is an
-//! [`EnvRecord`]; `summary.json` is a
-//! [`super::summary::CampaignSummary`]. Keys are those of the files written
-//! before these types existed, so that old folders still load.
+//! [`EnvRecord`]. Keys are those of the files written before these types
+//! existed, so that old folders still load.
 
+use pktlab_engine::rx::RxSummary;
+use pktlab_engine::tx::TxSummary;
 use pktlab_lab::dut::DutConfig;
 use pktlab_lab::envinfo::{HostFacts, NicFacts};
+use pktlab_lab::softnet::SoftnetCpu;
 use pktlab_lab::CpuPlan;
-use serde::{Deserialize, Serialize};
-
+use pktlab_loss::drops::Drops;
 pub use pktlab_loss::monitor::Second;
+use pktlab_loss::monitor::{IfaceCounters, IfaceEthtool, IfaceQdisc};
 use pktlab_remote::endpoint::BenchIo;
 use pktlab_trial::traffic::Traffic;
-use pktlab_trial::trial::{TrialResult, TrialSettings};
+use pktlab_trial::trial::{TrialResult, TrialSettings, GENERATOR_TOLERANCE};
+use serde::{Deserialize, Serialize};
 
 /// The `type` of each line of a run file.
 pub const HEADER_TYPE: &str = "run";
@@ -60,37 +64,114 @@ pub struct RunHeader {
     pub generator: Option<String>,
 }
 
-/// The last line of a run file: the trial's figures and what was asked.
-#[derive(Clone, Debug, Serialize)]
-pub struct RunResult {
-    #[serde(flatten)]
-    pub trial: TrialResult,
-    /// The rate the traffic profile asked for (None: full speed).
-    pub requested_pps: Option<f64>,
-    /// Seconds since the Unix epoch.
-    pub finished_at: u64,
-}
-
-/// The figures of a result line that summaries and resume need: read from
-/// the same line [`RunResult`] writes.
+/// The last line of a run file: what the run's trial measured
+/// ([`TrialResult`], less its seconds, which are lines of their own) and
+/// what was asked.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunFigures {
+pub struct RunResult {
+    /// The run's value: median forwarded test frames per second.
     pub forwarded_pps: f64,
+    /// The median offered load over the same kind of samples.
     pub offered_pps: f64,
+    /// Test frames sent but not received by the end of the drain.
     pub lost: u64,
+    /// Test frames received after the drain (part of `lost`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late: Option<u64>,
     pub loss_ratio: f64,
+    /// Per-interval test frames per second at the receiver.
     #[serde(default)]
-    pub requested_pps: Option<f64>,
+    pub rx_samples: Vec<f64>,
+    /// Per-interval frames per second at the generator.
     #[serde(default)]
-    pub finished_at: Option<u64>,
-    /// Where the lost frames went; None in lines written before it was
+    pub tx_samples: Vec<f64>,
+    pub tx: TxSummary,
+    pub rx: RxSummary,
+    /// Every lab interface's counters over the run.
+    #[serde(default)]
+    pub lab_counters: Vec<IfaceCounters>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub qdiscs: Vec<IfaceQdisc>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ethtool_drops: Vec<IfaceEthtool>,
+    #[serde(default)]
+    pub softnet: Vec<SoftnetCpu>,
+    /// Backlog drops on the DUT's CPUs (None: the DUT is another machine).
+    #[serde(default)]
+    pub dut_backlog_drops: Option<u64>,
+    /// Where the lost frames went; None in files written before it was
     /// recorded.
     #[serde(default)]
-    pub drops: Option<pktlab_loss::drops::Drops>,
+    pub drops: Option<Drops>,
+    /// What the one-way latency is worth across hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_note: Option<String>,
+    /// The rate the traffic profile asked for (None: full speed).
+    #[serde(default)]
+    pub requested_pps: Option<f64>,
+    /// Seconds since the Unix epoch; None in files written before it was
+    /// recorded.
+    #[serde(default)]
+    pub finished_at: Option<u64>,
+}
+
+impl RunResult {
+    /// The record of `trial`, finished at `finished_at`, and its seconds.
+    pub fn of(trial: TrialResult, finished_at: u64) -> (RunResult, Vec<Second>) {
+        // Every field named: a field added to the trial must be placed here.
+        let TrialResult {
+            intended_pps,
+            forwarded_pps,
+            offered_pps,
+            lost,
+            late,
+            loss_ratio,
+            rx_samples,
+            tx_samples,
+            tx,
+            rx,
+            lab_counters,
+            qdiscs,
+            ethtool_drops,
+            softnet,
+            dut_backlog_drops,
+            seconds,
+            drops,
+            latency_note,
+        } = trial;
+        let result = RunResult {
+            forwarded_pps,
+            offered_pps,
+            lost,
+            late,
+            loss_ratio,
+            rx_samples,
+            tx_samples,
+            tx,
+            rx,
+            lab_counters,
+            qdiscs,
+            ethtool_drops,
+            softnet,
+            dut_backlog_drops,
+            drops: Some(drops),
+            latency_note,
+            requested_pps: intended_pps,
+            finished_at: Some(finished_at),
+        };
+        (result, seconds)
+    }
+
+    /// The generator offered clearly less than the profile asked for: the
+    /// run measured the generator, not the DUT.
+    pub fn generator_limited(&self) -> bool {
+        self.requested_pps
+            .is_some_and(|r| r > 0.0 && self.offered_pps < r * (1.0 - GENERATOR_TOLERANCE))
+    }
 }
 
 /// A whole finished run, as its file holds it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RunRecord {
     pub header: RunHeader,
     pub seconds: Vec<Second>,
@@ -121,6 +202,38 @@ impl RunRecord {
             text += &line(SECOND_TYPE, s);
         }
         text + &line(RESULT_TYPE, &self.result)
+    }
+
+    /// A run file's text read back (the folder checks that it is whole and
+    /// not from a newer pktlab).
+    pub fn parse(text: &str) -> Result<RunRecord, String> {
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        let (Some(first), Some(last)) = (lines.first(), lines.last()) else {
+            return Err("empty run file".into());
+        };
+        if lines.len() < 2 {
+            return Err("run file without a result line".into());
+        }
+        let h: Typed<RunHeader> =
+            serde_json::from_str(first).map_err(|e| format!("bad first line: {e}"))?;
+        let r: Typed<RunResult> =
+            serde_json::from_str(last).map_err(|e| format!("bad last line: {e}"))?;
+        if h.kind != HEADER_TYPE || r.kind != RESULT_TYPE {
+            return Err(
+                "a run file starts with a \"run\" line and ends with a \"result\" line".into(),
+            );
+        }
+        let mut seconds = Vec::new();
+        for (i, line) in lines[1..lines.len() - 1].iter().enumerate() {
+            let s: Typed<Second> =
+                serde_json::from_str(line).map_err(|e| format!("bad line {}: {e}", i + 2))?;
+            seconds.push(s.record);
+        }
+        Ok(RunRecord {
+            header: h.record,
+            seconds,
+            result: r.record,
+        })
     }
 }
 
@@ -155,20 +268,8 @@ pub struct EnvRecord {
     pub virtual_lab: bool,
 }
 
-/// The part of `summary.json` ([`super::summary::CampaignSummary`]) that
-/// `pktlab compare` needs: the configurations and traffic profiles in
-/// campaign order. Read on its own so that a summary of another pktlab
-/// version, with fields added or changed, still gives its order.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct SummaryOrder {
-    #[serde(default)]
-    pub configs: Vec<String>,
-    #[serde(default)]
-    pub traffics: Vec<String>,
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::time::Duration;
 
     use pktlab_engine::rx::RxSummary;
@@ -323,19 +424,43 @@ mod tests {
         }
     }
 
+    /// A finished run of `config` and `traffic`, forwarding `fwd` of the
+    /// `off` pps offered.
+    pub(crate) fn record(
+        config: &str,
+        traffic: &str,
+        iteration: usize,
+        fwd: f64,
+        off: f64,
+    ) -> RunRecord {
+        let (mut result, seconds) = RunResult::of(trial(), 1_700_000_004);
+        result.forwarded_pps = fwd;
+        result.offered_pps = off;
+        result.loss_ratio = 1.0 - fwd / off;
+        RunRecord {
+            header: RunHeader {
+                config: config.into(),
+                traffic: traffic.into(),
+                iteration,
+                ..header()
+            },
+            seconds,
+            result,
+        }
+    }
+
     #[test]
     fn a_run_file_reads_back_as_its_records() {
         let t = trial();
+        let (result, seconds) = RunResult::of(t.clone(), 1_700_000_004);
+        assert_eq!(seconds, t.seconds);
         let run = RunRecord {
             header: header(),
-            seconds: t.seconds.clone(),
-            result: RunResult {
-                requested_pps: t.intended_pps,
-                trial: t,
-                finished_at: 1_700_000_004,
-            },
+            seconds,
+            result,
         };
         let text = run.to_jsonl();
+        assert_eq!(RunRecord::parse(&text).unwrap(), run);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 4);
         assert!(lines[0].starts_with(r#"{"type":"run","campaign":"c","#));
@@ -349,20 +474,13 @@ mod tests {
             assert_eq!(s.kind, SECOND_TYPE);
             assert_eq!(s.record, second(i + 1));
         }
-        let r: Typed<RunFigures> = serde_json::from_str(lines[3]).unwrap();
+        let r: Typed<RunResult> = serde_json::from_str(lines[3]).unwrap();
         assert_eq!(r.kind, RESULT_TYPE);
         assert_eq!(
-            r.record,
-            RunFigures {
-                forwarded_pps: 990.5,
-                offered_pps: 1000.0,
-                lost: 19,
-                loss_ratio: 0.0095,
-                requested_pps: Some(1000.0),
-                finished_at: Some(1_700_000_004),
-                drops: Some(run.result.trial.drops.clone()),
-            }
+            (r.record.requested_pps, r.record.finished_at),
+            (Some(1000.0), Some(1_700_000_004))
         );
+        assert_eq!(r.record.drops, Some(t.drops.clone()));
         // The seconds are their own lines, not a field of the result.
         let v: serde_json::Value = serde_json::from_str(lines[3]).unwrap();
         // Where the loss went, as the issue writes it.

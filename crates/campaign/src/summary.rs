@@ -1,13 +1,31 @@
 //! What a campaign's finished runs add up to, as data: the cells, the
 //! comparisons, the size sweep tables, the `.pps` files' text and
-//! `summary.json`'s contents. Pure: the runner writes the `.pps` files and
-//! the report layer's exporters turn the rest into text.
+//! `summary.json`'s contents, computed; and the names and reading of the
+//! files holding them. The fixed-rate method ([`crate::runs`]) writes the
+//! `.pps` files and `summary.json`; the report layer's exporters turn the
+//! rest into text.
 
 use pktlab_stats::{Comparison, Confidence, Summary};
 use serde::{Deserialize, Serialize};
 
-use crate::plan::{Campaign, LabChoice};
-use crate::results::RunOutcome;
+use crate::folder::ResultsDir;
+use crate::plan::{LabChoice, Plan};
+use crate::records::RunRecord;
+use crate::CampaignError;
+
+/// The campaign's summary in its results folder.
+pub const SUMMARY_FILE: &str = "summary.json";
+
+/// `<config>.<traffic>.pps`: the name of a cell's values file, which is
+/// also its ministat data set name (BSDRP's bench-lab names them so).
+pub fn pps_name(config: &str, traffic: &str) -> String {
+    format!("{config}.{traffic}.pps")
+}
+
+/// The configuration and traffic a `.pps` file name stands for.
+pub fn parse_pps_name(name: &str) -> Option<(&str, &str)> {
+    name.strip_suffix(".pps")?.split_once('.')
+}
 
 /// Every finished run of one configuration with one traffic profile.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -28,24 +46,24 @@ pub struct Cell {
 
 /// The cells of `campaign` (configuration by configuration, traffic under
 /// each) filled from `runs`.
-pub fn cells(campaign: &Campaign, runs: &[RunOutcome]) -> Vec<Cell> {
+pub fn cells(campaign: &Plan, runs: &[RunRecord]) -> Vec<Cell> {
     let mut out = Vec::new();
     for c in &campaign.configs {
         for t in &campaign.traffics {
-            let mut mine: Vec<&RunOutcome> = runs
+            let mut mine: Vec<&RunRecord> = runs
                 .iter()
-                .filter(|r| r.config == c.name && r.traffic == t.name)
+                .filter(|r| r.header.config == c.name && r.header.traffic == t.name)
                 .collect();
-            mine.sort_by_key(|r| r.iteration);
-            let values: Vec<f64> = mine.iter().map(|r| r.forwarded_pps).collect();
-            let offered_values: Vec<f64> = mine.iter().map(|r| r.offered_pps).collect();
+            mine.sort_by_key(|r| r.header.iteration);
+            let values: Vec<f64> = mine.iter().map(|r| r.result.forwarded_pps).collect();
+            let offered_values: Vec<f64> = mine.iter().map(|r| r.result.offered_pps).collect();
             out.push(Cell {
                 config: c.name.clone(),
                 traffic: t.name.clone(),
-                iterations: mine.iter().map(|r| r.iteration).collect(),
+                iterations: mine.iter().map(|r| r.header.iteration).collect(),
                 forwarded: pktlab_stats::summarize(&values),
                 offered: pktlab_stats::summarize(&offered_values),
-                max_loss_ratio: mine.iter().map(|r| r.loss_ratio).fold(0.0, f64::max),
+                max_loss_ratio: mine.iter().map(|r| r.result.loss_ratio).fold(0.0, f64::max),
                 values,
                 offered_values,
             });
@@ -65,7 +83,7 @@ pub fn pps_text(values: &[f64]) -> String {
 
 /// The ministat data set name of a cell: its `.pps` file name.
 pub fn dataset_name(config: &str, traffic: &str) -> String {
-    crate::results::pps_name(config, traffic)
+    pps_name(config, traffic)
 }
 
 /// One configuration compared with the first on one traffic profile.
@@ -78,7 +96,7 @@ pub struct ConfigComparison {
     pub comparison: Option<Comparison>,
 }
 
-pub fn comparisons(campaign: &Campaign, cells: &[Cell]) -> Vec<ConfigComparison> {
+pub fn comparisons(campaign: &Plan, cells: &[Cell]) -> Vec<ConfigComparison> {
     let mut out = Vec::new();
     for t in &campaign.traffics {
         let of = |config: &str| {
@@ -141,7 +159,7 @@ pub fn l1_mbps(pps: f64, size: u16) -> f64 {
 
 /// The sweep tables: every sweep under every configuration, from the
 /// medians of the finished runs (sizes without a finished run are left out).
-pub fn sweep_tables(campaign: &Campaign, cells: &[Cell]) -> Vec<SweepTable> {
+pub fn sweep_tables(campaign: &Plan, cells: &[Cell]) -> Vec<SweepTable> {
     let mut out = Vec::new();
     for c in &campaign.configs {
         for sweep in &campaign.sweeps {
@@ -210,7 +228,7 @@ pub struct CampaignSummary {
 }
 
 impl CampaignSummary {
-    pub fn new(campaign: &Campaign, runs: &[RunOutcome]) -> CampaignSummary {
+    pub fn new(campaign: &Plan, runs: &[RunRecord]) -> CampaignSummary {
         let cells = cells(campaign, runs);
         let planned = campaign.plan().len();
         CampaignSummary {
@@ -235,26 +253,29 @@ impl CampaignSummary {
     }
 }
 
+impl CampaignSummary {
+    /// The `summary.json` of `dir`, or None when it has none.
+    pub fn read(dir: &ResultsDir) -> Result<Option<CampaignSummary>, CampaignError> {
+        dir.read_json(SUMMARY_FILE)
+    }
+
+    /// Writes it as `dir`'s `summary.json`.
+    pub fn write(&self, dir: &ResultsDir) -> Result<(), CampaignError> {
+        dir.write_json(SUMMARY_FILE, self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::file::CampaignFile;
 
-    fn campaign(text: &str) -> Campaign {
-        Campaign::from_file(&CampaignFile::parse(text).unwrap(), 2).unwrap()
+    fn campaign(text: &str) -> Plan {
+        Plan::from_file(&CampaignFile::parse(text).unwrap(), 2).unwrap()
     }
 
-    fn run(config: &str, traffic: &str, iteration: usize, fwd: f64, off: f64) -> RunOutcome {
-        RunOutcome {
-            config: config.into(),
-            traffic: traffic.into(),
-            iteration,
-            started_at: 0,
-            forwarded_pps: fwd,
-            offered_pps: off,
-            loss_ratio: 1.0 - fwd / off,
-            drops: None,
-        }
+    fn run(config: &str, traffic: &str, iteration: usize, fwd: f64, off: f64) -> RunRecord {
+        crate::records::tests::record(config, traffic, iteration, fwd, off)
     }
 
     #[test]

@@ -7,9 +7,9 @@
 mod harness;
 
 use pktlab_campaign::file::CampaignFile;
-use pktlab_campaign::plan::Campaign;
-use pktlab_campaign::records::{EnvRecord, SummaryOrder};
-use pktlab_campaign::results::read_run;
+use pktlab_campaign::folder::read_run;
+use pktlab_campaign::plan::Plan;
+use pktlab_campaign::records::EnvRecord;
 use pktlab_campaign::summary::CampaignSummary;
 use proptest::prelude::*;
 
@@ -18,7 +18,7 @@ fn check_campaign(text: &str) {
         Ok(file) => {
             // What parses prints back to the same file.
             assert_eq!(CampaignFile::parse(&file.to_toml()).unwrap(), file);
-            if let Err(e) = Campaign::from_file(&file, 2) {
+            if let Err(e) = Plan::from_file(&file, 2) {
                 assert!(!e.to_string().contains('\n'), "{e}");
             }
         }
@@ -41,7 +41,6 @@ fn check_run_file(bytes: &[u8]) {
 
 fn check_results_json(text: &str) {
     let _ = serde_json::from_str::<CampaignSummary>(text);
-    let _ = serde_json::from_str::<SummaryOrder>(text);
     let _ = serde_json::from_str::<EnvRecord>(text);
 }
 
@@ -50,7 +49,7 @@ fn seeds_are_valid() {
     for seed in harness::corpus("campaign") {
         let text = String::from_utf8(seed).unwrap();
         let file = CampaignFile::parse(&text).unwrap();
-        Campaign::from_file(&file, 2).unwrap();
+        Plan::from_file(&file, 2).unwrap();
     }
     for (i, seed) in harness::corpus("run_jsonl").iter().enumerate() {
         let dir = tempfile::tempdir().unwrap();

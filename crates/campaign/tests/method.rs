@@ -1,19 +1,20 @@
-//! The method seam on a built-in lab of its own: a method that runs two
-//! trials at rates it chooses has each one recorded under `trials/` as it
-//! finishes, and the trial it returns becomes the run file.
+//! The campaign and its method seam on a built-in lab of its own: a
+//! method that runs two trials at rates it chooses records each in a file
+//! of its own as it finishes, hands its results to the sinks after the run
+//! and at the end, and a resumed campaign runs nothing it finished.
 
+use std::cell::RefCell;
+
+use pktlab_campaign::campaign::{Campaign, Event, Folder, Spec};
 use pktlab_campaign::file::CampaignFile;
-use pktlab_campaign::method::{Method, Recorder, TrialDone};
-use pktlab_campaign::plan::Campaign;
-use pktlab_campaign::records::{RunFigures, RunHeader, Typed};
-use pktlab_campaign::results::{ResultsDir, TRIALS_DIR};
-use pktlab_campaign::runner::{run_campaign, CampaignEvent};
+use pktlab_campaign::folder::ResultsDir;
+use pktlab_campaign::method::{Method, RunContext, RunId};
+use pktlab_campaign::plan::Plan;
+use pktlab_campaign::sink::{Finished, Sink, Stage};
 use pktlab_campaign::CampaignError;
 use pktlab_engine::StopSignal;
 use pktlab_lab::{netns, LabSpec};
-use pktlab_trial::target::Target;
-use pktlab_trial::traffic::Traffic;
-use pktlab_trial::trial::{TrialEvent, TrialResult, Trials};
+use pktlab_trial::trial::TrialEvent;
 
 /// Deletes the lab's namespaces however the test ends.
 struct Cleanup(String);
@@ -31,119 +32,171 @@ impl Drop for Cleanup {
     }
 }
 
-/// Two trials, at 5 and then 10 kpps; the second values the run.
-struct TwoRates;
-
 const RATES: [f64; 2] = [5_000.0, 10_000.0];
+const FILE: &str = "two-rates.jsonl";
+
+/// One trial's line in the method's own file.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Line {
+    run: String,
+    rate: f64,
+    sent: u64,
+    received: u64,
+}
+
+/// Two trials, at 5 and then 10 kpps, each recorded as it finishes.
+#[derive(Default)]
+struct TwoRates {
+    lines: Vec<Line>,
+}
 
 impl Method for TwoRates {
+    type Run = Vec<Line>;
+    type Results = Vec<Line>;
+
     fn name(&self) -> &'static str {
         "two-rates"
     }
 
-    fn run(
-        &self,
-        trials: &Trials<'_>,
-        traffic: &Traffic,
-        record: &mut Recorder<'_>,
-        on_event: &mut dyn FnMut(TrialEvent),
-    ) -> Result<Option<TrialResult>, CampaignError> {
-        let mut last = None;
-        for (i, rate) in RATES.into_iter().enumerate() {
-            let t = trials.run(traffic, Some(rate), on_event)?;
-            record(TrialDone {
-                index: i + 1,
-                result: &t,
-            })?;
-            last = Some(t);
+    fn open(&mut self, _: &Plan, folder: &ResultsDir, created: bool) -> Result<(), CampaignError> {
+        if !created {
+            self.lines = folder.read_lines(FILE)?;
         }
-        Ok(last)
+        Ok(())
+    }
+
+    fn is_finished(&self, run: &RunId<'_>) -> bool {
+        self.lines.iter().filter(|l| l.run == run.label()).count() == RATES.len()
+    }
+
+    fn run(
+        &mut self,
+        run: &RunId<'_>,
+        cx: RunContext<'_>,
+        on_event: &mut dyn FnMut(TrialEvent),
+    ) -> Result<Option<&Vec<Line>>, CampaignError> {
+        for rate in RATES {
+            let t = cx.trials.run(run.traffic, Some(rate), on_event)?;
+            let line = Line {
+                run: run.label(),
+                rate,
+                sent: t.tx.packets,
+                received: t.rx.packets - t.rx.foreign,
+            };
+            cx.folder.append_line(FILE, &line)?;
+            self.lines.push(line);
+        }
+        (cx.lab_whole)()?;
+        Ok(Some(&self.lines))
+    }
+
+    fn results(&self) -> &Vec<Line> {
+        &self.lines
     }
 }
 
-fn lines(path: &std::path::Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(String::from)
-        .collect()
+/// A sink that keeps what it was given, and when.
+#[derive(Default)]
+struct Kept(RefCell<Vec<(Stage, usize)>>);
+
+impl Sink<Vec<Line>> for Kept {
+    fn take(&self, f: &Finished<'_, Vec<Line>>) -> Result<(), CampaignError> {
+        assert_eq!(f.plan.name, "m");
+        assert!(f.env.virtual_lab);
+        self.0.borrow_mut().push((f.stage, f.results.len()));
+        Ok(())
+    }
+}
+
+/// A short name for each event, in order.
+fn names(events: &[String]) -> Vec<&str> {
+    events.iter().map(String::as_str).collect()
 }
 
 #[test]
-fn a_two_trial_method_records_each_trial() {
+fn a_campaign_runs_a_method_and_hands_its_results_to_its_sinks() {
     let prefix = format!("m{}", std::process::id());
     let _cleanup = Cleanup(prefix.clone());
     let text = format!(
-        "name = \"m\"\n[lab]\nprefix = \"{prefix}\"\n[run]\niterations = 1\nduration = \"3s\"\n"
+        "name = \"m\"\n[lab]\nprefix = \"{prefix}\"\n[run]\niterations = 1\nduration = \"3s\"\ndrop_trace = \"off\"\n"
     );
-    let campaign = Campaign::from_file(&CampaignFile::parse(&text).unwrap(), 2).unwrap();
-    // The campaign's own lab: its CPU plan, with GRO on d0 for its
-    // default generator (XDP live frames).
-    let (target, _) = Target::builtin(campaign.lab.builtin_spec().unwrap()).unwrap();
+    let plan = Plan::from_file(&CampaignFile::parse(&text).unwrap(), 2).unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let dir = ResultsDir::create(&tmp.path().join("out")).unwrap();
-    let mut started = 0;
-    let outcome = run_campaign(
-        &campaign,
-        &target,
-        &dir,
-        &TwoRates,
-        &[],
-        &StopSignal::new(),
-        &pktlab_loss::tracer::Tracer::off(),
-        |e| {
-            if let CampaignEvent::Trial(TrialEvent::Started) = e {
-                started += 1;
-            }
-        },
-    )
-    .unwrap();
-    assert_eq!((outcome.ran, outcome.interrupted), (1, false));
-    assert_eq!(started, 2);
-
-    // Each trial has its file, with the rate the method asked for, and
+    let out = tmp.path().join("out");
+    let spec = Spec {
+        plan,
+        folder: Folder::New(Some(out.clone())),
+        saved_text: Some(text.clone()),
+        drop_trace: None,
+    };
+    let mut method = TwoRates::default();
+    let campaign = Campaign::open(spec.clone(), &mut method, |_| {}).unwrap();
+    let kept = Kept::default();
+    let mut events = Vec::new();
+    let outcome = campaign
+        .run(&mut method, &[&kept], &StopSignal::new(), |e| {
+            events.push(match e {
+                Event::Applying { .. } => "apply".into(),
+                Event::Reverting { .. } => "revert".into(),
+                Event::RunStarting(r) => format!("start {}/{}", r.index, r.of),
+                Event::Trial(TrialEvent::Started) => "trial".into(),
+                Event::RunDone { result, .. } => format!("done {}", result.len()),
+                _ => return,
+            })
+        })
+        .unwrap();
+    assert_eq!(
+        (outcome.ran, outcome.already, outcome.interrupted),
+        (1, 0, false)
+    );
+    assert_eq!(
+        names(&events),
+        ["apply", "start 1/1", "trial", "trial", "done 2", "revert"]
+    );
+    assert_eq!(*kept.0.borrow(), [(Stage::AfterRun, 2), (Stage::End, 2)]);
+    // Each trial is in the method's file, with the rate it asked for, and
     // every frame it sent arrived (5 and 10 kpps are far below what veth
     // forwards).
-    let trials = dir.path.join(TRIALS_DIR);
-    let mut names: Vec<String> = std::fs::read_dir(&trials)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    assert_eq!(
-        names,
-        ["forwarding.inet4.1.1.jsonl", "forwarding.inet4.1.2.jsonl"]
-    );
-    for (name, rate) in names.iter().zip(RATES) {
-        let l = lines(&trials.join(name));
-        let h: Typed<RunHeader> = serde_json::from_str(&l[0]).unwrap();
-        assert_eq!((h.record.io.name(), h.record.iteration), ("xdp", 1));
-        assert_eq!(h.record.generator.as_deref(), Some("xdp (live frames)"));
-        let r: Typed<RunFigures> = serde_json::from_str(l.last().unwrap()).unwrap();
-        assert_eq!(r.record.requested_pps, Some(rate), "{name}");
-        assert_eq!(r.record.lost, 0, "{name}");
-        assert!(
-            r.record.forwarded_pps > 0.0 && r.record.forwarded_pps < rate * 1.02,
-            "{name}: {}",
-            r.record.forwarded_pps
-        );
-        let v: serde_json::Value = serde_json::from_str(l.last().unwrap()).unwrap();
-        assert_eq!(v["tx"]["packets"], v["rx"]["packets"], "{name}");
+    let lines: Vec<Line> = campaign.folder().read_lines(FILE).unwrap();
+    assert_eq!(lines, method.lines);
+    for (line, rate) in lines.iter().zip(RATES) {
+        assert_eq!(line.rate, rate);
+        assert_eq!(line.received, line.sent, "{line:?}");
+        // 3 s at the rate, give or take the pacer's first and last frame.
+        let want = rate * 3.0;
+        assert!((line.sent as f64 - want).abs() < want * 0.02, "{line:?}");
     }
-    // The run file is the trial the method returned: the second.
-    let figures = |l: &[String]| {
-        let mut r: Typed<RunFigures> = serde_json::from_str(l.last().unwrap()).unwrap();
-        r.record.finished_at = None; // Stamped when each file is written.
-        r.record
+    // The campaign's own files: the campaign as saved, the environment;
+    // a method of its own writes no run file, and no exporter was given.
+    assert_eq!(
+        std::fs::read_to_string(out.join("campaign.toml")).unwrap(),
+        text
+    );
+    assert!(out.join("env.json").is_file());
+    assert!(!out.join("runs").exists());
+    assert!(!out.join("ministat.txt").exists());
+    drop(campaign);
+
+    // Resumed: the method reads its file back and runs nothing.
+    let mut again = TwoRates::default();
+    let resumed = Spec {
+        folder: Folder::Resume(out.clone()),
+        saved_text: None,
+        ..spec
     };
-    let run = figures(&lines(&dir.run_file("forwarding", "inet4", 1)));
-    assert_eq!(run, figures(&lines(&trials.join(&names[1]))));
-    assert_eq!(run.requested_pps, Some(RATES[1]));
-    let runs = dir.runs().unwrap();
-    assert_eq!(runs.len(), 1);
-    // No exporter was given: the folder holds the data only.
-    assert!(!dir.path.join("ministat.txt").exists());
-    assert!(dir.path.join("forwarding.inet4.pps").exists());
+    let campaign = Campaign::open(resumed, &mut again, |_| {}).unwrap();
+    let mut events = Vec::new();
+    let outcome = campaign
+        .run(&mut again, &[&kept], &StopSignal::new(), |e| {
+            if let Event::Resuming { finished, planned } = e {
+                events.push(format!("resuming {finished} of {planned}"));
+            }
+        })
+        .unwrap();
+    assert_eq!((outcome.ran, outcome.already), (0, 1));
+    assert_eq!(names(&events), ["resuming 1 of 1"]);
+    assert_eq!(again.lines, lines);
+    drop(campaign);
     pktlab_lab::BuiltinLab::new(LabSpec {
         prefix,
         queues: 1,

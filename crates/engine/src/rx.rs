@@ -104,7 +104,7 @@ pub struct Latency {
     pub one_in: Option<u32>,
 }
 
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RxThreadSummary {
     /// The port this thread used (`afxdp (copy, native XDP)`, `afpacket`, ...).
     pub backend: String,
@@ -119,7 +119,7 @@ pub struct RxThreadSummary {
     pub cpu: Option<usize>,
 }
 
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RxSummary {
     /// The backend of the run: the one every thread used, or a count of each.
     pub backend: String,

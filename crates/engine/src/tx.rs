@@ -127,7 +127,7 @@ impl From<Sample> for TxInterval {
 }
 
 /// What one thread did.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TxThreadSummary {
     /// The port this thread used (`afxdp (copy)`, `afpacket`, ...).
     pub backend: String,
@@ -138,7 +138,7 @@ pub struct TxThreadSummary {
 }
 
 /// What the whole run did.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TxSummary {
     /// The backend of the run: the one every thread used, or a count of each.
     pub backend: String,

@@ -102,6 +102,11 @@ fn report_reads_an_rfc2544_folder() {
     // back-to-back average of its two searches.
     assert!(html.contains("143,184"), "no NDR");
     assert!(html.contains("173,651"), "no back-to-back frames");
+    // The page leads with them, and has no section of the search's run
+    // file (its last trial, which a release wrote as a run).
+    let first = html.find("<section id=\"").map(|i| &html[i..]);
+    assert!(first.is_some_and(|s| s.starts_with("<section id=\"rfc2544\"><h2>RFC 2544</h2>")));
+    assert!(!html.contains("<section id=\"runs\""));
 }
 
 #[test]
@@ -179,13 +184,7 @@ fn rfc2544_resume_of_an_interrupted_old_folder_runs_only_the_rest() {
     assert_eq!(&after[..21], kept, "a recorded trial was rewritten");
     assert!(after.len() > 21, "no burst ran");
     assert_eq!(summary["trials"], after.len());
-    // A search that ran only bursts ends on one more trial at its NDR,
-    // the run's value.
-    let bursts = match after.last() {
-        Some(l) if l.contains("\"test\":\"confirmation\"") => &after[21..after.len() - 1],
-        _ => &after[21..],
-    };
-    let repetitions: Vec<Value> = bursts
+    let repetitions: Vec<Value> = after[21..]
         .iter()
         .map(|line| {
             let v: Value = serde_json::from_str(line).unwrap();
@@ -195,6 +194,8 @@ fn rfc2544_resume_of_an_interrupted_old_folder_runs_only_the_rest() {
         .collect();
     assert_eq!(repetitions.first(), Some(&1.into()), "{repetitions:?}");
     assert_eq!(repetitions.last(), Some(&2.into()), "{repetitions:?}");
+    // A search's folder holds searches: no run file for it.
+    assert!(!dir.join("runs/forwarding.inet4.1.jsonl").exists());
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("rfc2544.json")).unwrap()).unwrap();
     assert_eq!(report["back_to_back"][0]["trials"], 2, "{report}");

@@ -95,6 +95,17 @@ pub enum Class {
     Undecided,
 }
 
+impl Class {
+    /// As `trials.jsonl` writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Upper => "upper",
+            Class::Lower => "lower",
+            Class::Undecided => "undecided",
+        }
+    }
+}
+
 /// Trial-second sums of one load for one target.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Sums {

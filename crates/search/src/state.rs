@@ -23,6 +23,7 @@
 use super::goal::{Goal, Target};
 use super::load::{full_length, Class, Measurement, Sums};
 use crate::SearchError;
+use pktlab_trial::trial::GENERATOR_TOLERANCE;
 
 /// What the search works with.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -39,8 +40,6 @@ pub struct SearchConfig {
     pub max_trials: usize,
 }
 
-/// The usual generator tolerance: 0.5 %.
-pub const GENERATOR_TOLERANCE: f64 = 0.005;
 /// A bound on a search that noise keeps from converging.
 pub const MAX_TRIALS: usize = 1000;
 

@@ -29,6 +29,10 @@ use pktlab_remote::ssh::observe;
 /// How long the receiver keeps counting after the generator stopped, for
 /// frames still in the DUT's queues.
 pub const DRAIN: Duration = Duration::from_millis(500);
+/// A trial whose generator offered less than the rate asked for by more
+/// than this fraction (0.5 %) is generator-limited: it measured the
+/// generator, not the DUT.
+pub const GENERATOR_TOLERANCE: f64 = 0.005;
 /// How long a receiver may take to open its ports.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 

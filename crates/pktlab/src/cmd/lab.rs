@@ -1,5 +1,6 @@
 //! `pktlab lab up|down|status`: the built-in namespace lab.
 
+use pktlab_campaign::plan::{LabChoice, Plan};
 use pktlab_lab::dutroute::{self, Routed};
 use pktlab_lab::mac::format_mac;
 use pktlab_lab::{BuiltinLab, CpuPlan, LabSpec, UpOutcome, DEFAULT_PREFIX};
@@ -178,42 +179,17 @@ fn status(args: StatusArgs) -> anyhow::Result<()> {
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<()> {
-    use pktlab_campaign::file::CampaignFile;
-    use pktlab_campaign::plan::{Campaign, LabChoice};
-    let path = &args.campaign;
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        crate::error::usage(format!(
-            "cannot read campaign file {}: {}",
-            path.display(),
-            crate::error::os_message(&e)
-        ))
-    })?;
-    let mut file = CampaignFile::parse(&text)
-        .map_err(|e| crate::error::usage(format!("{}: {e}", path.display())))?;
-    crate::cmd::bench::resolve_ssh_config(&mut file, path)?;
+    let file = pktlab_campaign::flags::campaign_file_at(&args.campaign)?;
     let cpus = pktlab_lab::cpuload::cpu_count()?;
-    let campaign = Campaign::from_file(&file, cpus)?;
-    let LabChoice::Interfaces {
-        lab,
-        state_probe,
-        hosts,
-    } = &campaign.lab
-    else {
+    let plan = Plan::from_file(&file, cpus)?;
+    let LabChoice::Interfaces { lab, .. } = &plan.lab else {
         return Err(crate::error::usage(
             "pktlab lab check is for kind = \"interfaces\" labs: `pktlab lab status` shows the built-in one",
         ));
     };
     // Reaches every host and probes its port: the first problem is the
     // error, one line naming the host.
-    let target = pktlab_trial::target::Target::interfaces_on_hosts(
-        lab.clone(),
-        state_probe.clone(),
-        hosts.gen_host.as_deref(),
-        hosts.rcv_host.as_deref(),
-        hosts.ssh_config.as_deref(),
-        &crate::cmd::bench::generator_ports(hosts),
-        crate::cmd::bench::run_limit(&campaign),
-    )?;
+    let (target, _) = pktlab_campaign::lab::lab_target(&plan)?;
     let mut out = format!("lab {}\n", target.describe());
     for line in target.port_lines()? {
         out += &format!("  {line}\n");
@@ -225,7 +201,7 @@ fn check(args: CheckArgs) -> anyhow::Result<()> {
     }
     let mut problems = Vec::new();
     let want = lab.dut_ifaces.get(1).map(String::as_str);
-    for addr in dutroute::ends(&destination_ranges(&campaign)?) {
+    for addr in dutroute::ends(&destination_ranges(&plan)?) {
         match dutroute::route_of(&target.dut.runner, addr, want) {
             Routed::Out { dev, via } => {
                 let via = via.map(|v| format!(" via {v}")).unwrap_or_default();
@@ -254,11 +230,9 @@ fn check(args: CheckArgs) -> anyhow::Result<()> {
 }
 
 /// The first and last address of every traffic profile's destinations.
-fn destination_ranges(
-    campaign: &pktlab_campaign::plan::Campaign,
-) -> anyhow::Result<Vec<(std::net::IpAddr, std::net::IpAddr)>> {
+fn destination_ranges(plan: &Plan) -> anyhow::Result<Vec<(std::net::IpAddr, std::net::IpAddr)>> {
     let mut out = Vec::new();
-    for t in &campaign.traffics {
+    for t in &plan.traffics {
         let r: pktlab_wire::range::EndpointRange = t.dst.parse()?;
         out.push((r.addrs.start(), r.addrs.end()));
     }

@@ -2,6 +2,7 @@
 //! the library crates.
 
 pub mod bench;
+pub mod campaigns;
 pub mod common;
 pub mod compare;
 pub mod docs;

@@ -111,7 +111,7 @@ fn tables(sums: &Sums, counted: &str) -> String {
 /// The section; empty when no run or trial recorded where its loss went.
 pub fn section(f: &Folder) -> String {
     let mut runs: Sums = Vec::new();
-    for cell in &f.summary.cells {
+    for cell in f.summary().map_or(&[][..], |s| &s.cells) {
         for r in f.runs_of(&cell.config, &cell.traffic) {
             if let Some(d) = &r.result.drops {
                 add(&mut runs, &cell.config, &cell.traffic, d);
@@ -119,7 +119,7 @@ pub fn section(f: &Folder) -> String {
         }
     }
     let mut trials: Sums = Vec::new();
-    for t in &f.trials {
+    for t in f.trials() {
         if let Some(d) = &t.drops {
             add(&mut trials, &t.config, &t.traffic, d);
         }

@@ -12,7 +12,7 @@
 use pktlab_engine::tx::TxSummary;
 
 use super::record::{TrialLine, BACK_TO_BACK};
-use crate::state::GENERATOR_TOLERANCE;
+use pktlab_trial::trial::GENERATOR_TOLERANCE;
 
 /// The longest burst: the maximum load for a whole trial.
 pub fn max_frames(max_pps: f64, trial_s: f64) -> u64 {

@@ -4,12 +4,11 @@
 //! The percentiles of a load are those of its trials' histograms merged,
 //! so they come from every frame.
 
-use std::path::Path;
-
 use hdrhistogram::Histogram;
+use pktlab_campaign::folder::ResultsDir;
+use pktlab_campaign::CampaignError;
 
 use super::record::TrialLine;
-use pktlab_campaign::CampaignError;
 
 /// The histograms' file in the results folder.
 pub const HISTOGRAMS_FILE: &str = "latency-histograms.jsonl";
@@ -67,13 +66,13 @@ pub fn load(fraction: f64, pdr_pps: f64, min_pps: f64) -> f64 {
 }
 
 /// Every histogram line of the folder (none when the file does not exist).
-pub fn read(dir: &Path) -> Result<Vec<HistogramLine>, CampaignError> {
-    super::record::read_lines(dir, HISTOGRAMS_FILE)
+pub fn read(dir: &ResultsDir) -> Result<Vec<HistogramLine>, CampaignError> {
+    dir.read_lines(HISTOGRAMS_FILE)
 }
 
 /// Appends `line` by rewriting the whole file atomically.
-pub fn append(dir: &Path, line: &HistogramLine) -> Result<(), CampaignError> {
-    super::record::append_line(dir, HISTOGRAMS_FILE, line)
+pub fn append(dir: &ResultsDir, line: &HistogramLine) -> Result<(), CampaignError> {
+    dir.append_line(HISTOGRAMS_FILE, line)
 }
 
 /// One load's latency in `rfc2544.json`'s `latency` list.

@@ -2,11 +2,10 @@
 //! The file is rewritten atomically with each new line, so that Ctrl-C
 //! never leaves half a line and a resumed search finds every finished trial.
 
-use std::path::Path;
+use pktlab_campaign::folder::ResultsDir;
+use pktlab_campaign::CampaignError;
 
 use crate::{Class, Measurement};
-use pktlab_campaign::atomic::write_atomic;
-use pktlab_campaign::CampaignError;
 
 /// The file in the results folder.
 pub const TRIALS_FILE: &str = "trials.jsonl";
@@ -98,6 +97,15 @@ impl TrialLine {
         })
     }
 
+    /// The class the first goal (NDR) gave the trial's load after it, as
+    /// a word (`lower`, `upper`, `undecided`); `unclassified` for trials
+    /// outside the throughput search.
+    pub fn first_class(&self) -> &'static str {
+        self.classes
+            .first()
+            .map_or("unclassified", |c| c.class.name())
+    }
+
     /// Same search: configuration, traffic and iteration.
     pub fn of_run(&self, config: &str, traffic: &str, iteration: usize) -> bool {
         self.config == config && self.traffic == traffic && self.iteration == iteration
@@ -105,54 +113,11 @@ impl TrialLine {
 }
 
 /// Every line of the folder's `trials.jsonl` (none when it does not exist).
-pub fn read(dir: &Path) -> Result<Vec<TrialLine>, CampaignError> {
-    read_lines(dir, TRIALS_FILE)
+pub fn read(dir: &ResultsDir) -> Result<Vec<TrialLine>, CampaignError> {
+    dir.read_lines(TRIALS_FILE)
 }
 
 /// Appends `line` by rewriting the whole file atomically.
-pub fn append(dir: &Path, line: &TrialLine) -> Result<(), CampaignError> {
-    append_line(dir, TRIALS_FILE, line)
-}
-
-/// Every JSON line of the folder's file `name` (none when it does not
-/// exist); a bad line is an error naming the file and the line.
-pub(crate) fn read_lines<T: serde::de::DeserializeOwned>(
-    dir: &Path,
-    name: &str,
-) -> Result<Vec<T>, CampaignError> {
-    let path = dir.join(name);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(CampaignError::file(&path, e)),
-    };
-    text.lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-        .map(|(i, l)| {
-            serde_json::from_str(l).map_err(|e| CampaignError::Results {
-                path: path.clone(),
-                why: format!("line {}: {e}", i + 1),
-            })
-        })
-        .collect()
-}
-
-/// Appends `line` to the folder's file `name` as JSON, rewriting the whole
-/// file atomically (a crash leaves the old file or the new one).
-pub(crate) fn append_line<T: serde::Serialize>(
-    dir: &Path,
-    name: &str,
-    line: &T,
-) -> Result<(), CampaignError> {
-    let path = dir.join(name);
-    let mut text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(CampaignError::file(&path, e)),
-    };
-    let json = serde_json::to_string(line).map_err(|e| CampaignError::Failed(e.to_string()))?;
-    text.push_str(&json);
-    text.push('\n');
-    write_atomic(&path, text.as_bytes())
+pub fn append(dir: &ResultsDir, line: &TrialLine) -> Result<(), CampaignError> {
+    dir.append_line(TRIALS_FILE, line)
 }

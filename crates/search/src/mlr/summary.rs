@@ -1,12 +1,19 @@
-//! `rfc2544.json`: every search's result, worked out again from
-//! `trials.jsonl` (so an interrupted and resumed search reads the same).
+//! `rfc2544.json`: every search's result, worked out from `trials.jsonl`
+//! and `latency-histograms.jsonl` (so an interrupted and resumed search
+//! reads the same).
 
+use pktlab_campaign::folder::ResultsDir;
+use pktlab_campaign::CampaignError;
 use pktlab_stats::{ministat, Confidence};
 
+use super::back_to_back::{self, BackToBack};
+use super::latency::{self, HistogramLine, LatencyResult};
 use super::record::{TrialLine, FRAME_LOSS, THROUGHPUT};
-use super::MlrSettings;
-use crate::{GoalResult, Search};
-use pktlab_campaign::CampaignError;
+use super::settings::MlrSettings;
+use crate::{GoalResult, Search, SearchError};
+
+/// The results file.
+pub const REPORT_FILE: &str = "rfc2544.json";
 
 /// One goal's bounds in `rfc2544.json`.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -115,12 +122,79 @@ pub fn frame_loss(lines: &[TrialLine]) -> Vec<FrameLoss> {
 
 /// The whole `rfc2544.json`.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Report {
     pub throughput: Vec<Throughput>,
     pub comparisons: Vec<Comparison>,
     pub frame_loss: Vec<FrameLoss>,
-    pub latency: Vec<super::latency::LatencyResult>,
-    pub back_to_back: Vec<super::back_to_back::BackToBack>,
+    pub latency: Vec<LatencyResult>,
+    pub back_to_back: Vec<BackToBack>,
+}
+
+impl Report {
+    /// Every search's results from the trials and histograms recorded.
+    pub fn of(
+        settings: &MlrSettings,
+        lines: &[TrialLine],
+        histograms: &[HistogramLine],
+    ) -> Result<Report, SearchError> {
+        let throughput = throughput(settings, lines)?;
+        let back_to_back = back_to_back::summarize(
+            lines,
+            settings.b2b_trial_s,
+            settings.goals[0].width,
+            &|c, t, i| ndr_of(&throughput, c, t, i),
+        );
+        Ok(Report {
+            comparisons: compare(&throughput, Confidence::P95),
+            frame_loss: frame_loss(lines),
+            latency: latency::summarize(lines, histograms),
+            back_to_back,
+            throughput,
+        })
+    }
+
+    /// The results of one search (comparisons are between searches).
+    pub fn of_search(&self, config: &str, traffic: &str, iteration: usize) -> Report {
+        let is = |c: &str, t: &str, i: usize| c == config && t == traffic && i == iteration;
+        Report {
+            throughput: self
+                .throughput
+                .iter()
+                .filter(|x| is(&x.config, &x.traffic, x.iteration))
+                .cloned()
+                .collect(),
+            comparisons: Vec::new(),
+            frame_loss: self
+                .frame_loss
+                .iter()
+                .filter(|x| is(&x.config, &x.traffic, x.iteration))
+                .cloned()
+                .collect(),
+            latency: self
+                .latency
+                .iter()
+                .filter(|x| is(&x.config, &x.traffic, x.iteration))
+                .cloned()
+                .collect(),
+            back_to_back: self
+                .back_to_back
+                .iter()
+                .filter(|x| is(&x.config, &x.traffic, x.iteration))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// The `rfc2544.json` of `dir`, or None when it has none.
+    pub fn read(dir: &ResultsDir) -> Result<Option<Report>, CampaignError> {
+        dir.read_json(REPORT_FILE)
+    }
+
+    /// Writes it as `dir`'s `rfc2544.json`.
+    pub fn write(&self, dir: &ResultsDir) -> Result<(), CampaignError> {
+        dir.write_json(REPORT_FILE, self)
+    }
 }
 
 fn bounds(r: &GoalResult) -> GoalBounds {
@@ -161,7 +235,7 @@ pub fn ndr_of(
 pub fn throughput(
     settings: &MlrSettings,
     lines: &[TrialLine],
-) -> Result<Vec<Throughput>, CampaignError> {
+) -> Result<Vec<Throughput>, SearchError> {
     let mut keys: Vec<(&str, &str, usize)> = Vec::new();
     for l in lines.iter().filter(|l| l.test == THROUGHPUT) {
         let k = (l.config.as_str(), l.traffic.as_str(), l.iteration);
