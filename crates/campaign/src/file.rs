@@ -42,10 +42,11 @@
 //! revert = ["service pf stop", "sysrc pf_enable=NO"]
 //! ```
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// A whole campaign file.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CampaignFile {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -61,7 +62,7 @@ pub struct CampaignFile {
 }
 
 /// `[lab]`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LabSection {
     /// `builtin` (default) or `interfaces`.
@@ -125,7 +126,7 @@ pub struct LabSection {
 }
 
 /// One `[[lab.generator]]`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GeneratorSection {
     /// The ssh destination it runs on (local when absent).
@@ -137,7 +138,7 @@ pub struct GeneratorSection {
 }
 
 /// `[run]`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RunSection {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -166,7 +167,7 @@ pub struct RunSection {
 }
 
 /// One `[[traffic]]`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TrafficSection {
     pub name: String,
@@ -192,7 +193,7 @@ pub struct TrafficSection {
 }
 
 /// One `[[config]]`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigSection {
     pub name: String,
@@ -226,6 +227,12 @@ impl CampaignFile {
     /// The file as TOML text.
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("a campaign file serialises")
+    }
+
+    /// Every section and key, as a JSON Schema derived from these types
+    /// (`pktlab docs campaign-keys` lists the keys the guide must document).
+    pub fn json_schema() -> schemars::Schema {
+        schemars::schema_for!(CampaignFile)
     }
 }
 

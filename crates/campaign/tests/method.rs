@@ -155,13 +155,14 @@ fn a_campaign_runs_a_method_and_hands_its_results_to_its_sinks() {
     );
     assert_eq!(*kept.0.borrow(), [(Stage::AfterRun, 2), (Stage::End, 2)]);
     // Each trial is in the method's file, with the rate it asked for, and
-    // every frame it sent arrived (5 and 10 kpps are far below what veth
-    // forwards).
+    // the frames it sent arrived (5 and 10 kpps are far below what veth
+    // forwards; a loaded machine may still lose a few).
     let lines: Vec<Line> = campaign.folder().read_lines(FILE).unwrap();
     assert_eq!(lines, method.lines);
     for (line, rate) in lines.iter().zip(RATES) {
         assert_eq!(line.rate, rate);
-        assert_eq!(line.received, line.sent, "{line:?}");
+        assert!(line.received <= line.sent, "{line:?}");
+        assert!(line.received as f64 >= line.sent as f64 * 0.99, "{line:?}");
         // 3 s at the rate, give or take the pacer's first and last frame.
         let want = rate * 3.0;
         assert!((line.sent as f64 - want).abs() < want * 0.02, "{line:?}");

@@ -31,6 +31,8 @@ enum Command {
     Compare(cmd::compare::Args),
     /// Write the HTML report (and tidy CSVs) of results folders
     Report(cmd::report::Args),
+    /// The results history: every campaign in a database, trends, regressions
+    History(cmd::history::Args),
     /// Ethernet line rates of a link, or a measured rate against one
     Linerate(cmd::linerate::Args),
     /// Per-second interface counters with drops (like netstat -iw 1)
@@ -79,6 +81,15 @@ fn main() {
             .collect();
         finish(cmd::pktgen::NAME, cmd::pktgen::run(args));
     }
+    // The documentation's checks (scripts/check-docs): not a user's command.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == cmd::docs::DOCS)
+    {
+        let words = std::env::args().skip(1).collect();
+        let parse = |words: &[String]| Cli::try_parse_from(words).map(|_| ());
+        finish("pktlab", cmd::docs::docs(words, Cli::command(), parse));
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -95,6 +106,7 @@ fn main() {
         Command::Rfc2544(a) => cmd::rfc2544::run(*a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Report(a) => cmd::report::run(a),
+        Command::History(a) => cmd::history::run(a),
         Command::Linerate(a) => cmd::linerate::run(a),
         Command::Ifstat(a) => cmd::ifstat::run(a),
         Command::Drops(a) => cmd::drops::run(a),

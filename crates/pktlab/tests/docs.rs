@@ -8,7 +8,7 @@ use std::process::Command;
 use common::pktlab;
 
 /// Every subcommand of pktlab, written out by hand.
-const SUBCOMMANDS: [&str; 16] = [
+const SUBCOMMANDS: [&str; 17] = [
     "gen",
     "recv",
     "lab",
@@ -16,6 +16,7 @@ const SUBCOMMANDS: [&str; 16] = [
     "rfc2544",
     "compare",
     "report",
+    "history",
     "linerate",
     "ifstat",
     "drops",
@@ -77,6 +78,12 @@ fn man_pages_for_every_subcommand_render() {
             "pktlab-lab-down",
             "pktlab-lab-status",
             "pktlab-lab-check",
+            "pktlab-history-import",
+            "pktlab-history-import-pps",
+            "pktlab-history-trend",
+            "pktlab-history-report",
+            "pktlab-history-compare",
+            "pktlab-history-list",
         ]
         .map(String::from),
     );

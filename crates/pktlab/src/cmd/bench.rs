@@ -10,18 +10,19 @@ use pktlab_report::bench as out;
 
 use crate::cmd::campaigns::{self, CampaignArgs, Display};
 use crate::cmd::common;
+use crate::cmd::recording;
 use crate::error::Exit;
 
 pub type Args = CampaignArgs;
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    recording::check_record_args(&args.history)?;
     let spec = args.spec("bench")?;
     common::install_signals()?;
     let mut method = FixedRate::new();
     let o = &args.output;
     let campaign = Campaign::open(spec, &mut method, |e| campaigns::open_event(o, e))?;
     say_what_runs(&campaign, o);
-    let dir = campaign.folder().path.display().to_string();
     let mut show = Display::new(o);
     let secs = campaign.plan().run.trial.duration.as_secs().max(1);
     let mut started = Instant::now();
@@ -65,7 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     });
     show.finish();
-    closing(&campaign, &method, outcome?, &dir, o)
+    closing(&campaign, &method, outcome?, &args)
 }
 
 /// What the campaign is and on what, before its first run.
@@ -106,20 +107,16 @@ fn say_what_runs(c: &Campaign, o: &common::Output) {
 }
 
 /// The summary, and the exit code: 130 after Ctrl-C, 1 when runs failed.
-fn closing(
-    c: &Campaign,
-    method: &FixedRate,
-    outcome: Outcome,
-    dir: &str,
-    o: &common::Output,
-) -> anyhow::Result<()> {
+fn closing(c: &Campaign, method: &FixedRate, outcome: Outcome, args: &Args) -> anyhow::Result<()> {
     use pktlab_campaign::method::Method;
-    let runs = method.results();
+    let (o, runs) = (&args.output, method.results());
+    let dir = &c.folder().path.display().to_string();
     if o.json {
         common::print_json(&out::closing_json(runs, dir, outcome.interrupted));
     } else {
         print!("{}", out::summary_text(c.plan(), &outcome, runs, dir));
     }
+    recording::record_finished(&args.history, &c.folder().path, !o.json && !o.quiet);
     if outcome.interrupted {
         return Err(Exit(130).into());
     }

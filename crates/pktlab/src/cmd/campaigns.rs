@@ -14,6 +14,7 @@ use pktlab_loss::drops::DropTrace;
 use pktlab_trial::trial::TrialEvent;
 
 use crate::cmd::common::{self, Output, Progress};
+use crate::cmd::recording::RecordArgs;
 
 /// Measure how fast the DUT forwards, like BSDRP's bench-lab.
 ///
@@ -120,6 +121,8 @@ pub struct CampaignArgs {
     pub dut_cpus: Option<String>,
     #[command(flatten)]
     pub output: Output,
+    #[command(flatten)]
+    pub history: RecordArgs,
 }
 
 impl CampaignArgs {

@@ -12,6 +12,7 @@ use pktlab_trial::trial::TrialEvent;
 
 use crate::cmd::campaigns::{self, CampaignArgs, Display};
 use crate::cmd::common::{self, print_json};
+use crate::cmd::recording;
 use crate::error::{usage, Exit};
 
 /// Find the highest load the DUT forwards without loss (NDR) and with at
@@ -127,6 +128,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     let flags = args.search_flags();
     args.check_bench_flags()?;
     flags.check(args.bench.resume.is_some())?;
+    recording::check_record_args(&args.bench.history)?;
     if args.bench.resume.is_none() {
         args.bench.iterations = Some(args.repeat.unwrap_or(1));
         // A campaign file names itself; flags alone make an "rfc2544".
@@ -202,7 +204,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         }
     });
     show.finish();
-    closing(&campaign, &method, outcome?, o)
+    closing(&campaign, &method, outcome?, &args.bench)
 }
 
 /// The settings saved in the folder to resume.
@@ -246,8 +248,13 @@ fn say_what_runs(c: &Campaign, settings: &MlrSettings, o: &common::Output) {
 
 /// The results, and the exit code: 130 after Ctrl-C, 1 when searches
 /// failed.
-fn closing(c: &Campaign, method: &Mlr, outcome: Outcome, o: &common::Output) -> anyhow::Result<()> {
-    let s = method.results();
+fn closing(
+    c: &Campaign,
+    method: &Mlr,
+    outcome: Outcome,
+    args: &CampaignArgs,
+) -> anyhow::Result<()> {
+    let (o, s) = (&args.output, method.results());
     let dir = c.folder().path.display().to_string();
     if o.json {
         campaigns::print_json_lines(&out::closing_json(
@@ -268,6 +275,7 @@ fn closing(c: &Campaign, method: &Mlr, outcome: Outcome, o: &common::Output) -> 
             )
         );
     }
+    recording::record_finished(&args.history, &c.folder().path, !o.json && !o.quiet);
     if outcome.interrupted {
         return Err(Exit(130).into());
     }

@@ -9,6 +9,7 @@ use pktlab_campaign::CampaignError;
 use super::latency::{self, HistogramLine};
 use super::record::{self, TrialLine};
 use super::settings::{MlrSettings, SETTINGS_FILE};
+use super::steps::SearchRun;
 use super::summary::Report;
 
 /// The searches of a campaign so far.
@@ -66,6 +67,17 @@ impl Searches {
     pub fn refresh(&mut self) -> Result<(), CampaignError> {
         self.report = Report::of(&self.settings, &self.trials, &self.histograms)?;
         Ok(())
+    }
+
+    /// The search of `config`, `traffic` and `iteration` asks for no more
+    /// trials: it ran whole (one cut short by Ctrl-C has more to run, and
+    /// `--resume` runs them).
+    pub fn is_finished(&self, config: &str, traffic: &str, iteration: usize) -> bool {
+        let lines = self.trials_of(config, traffic, iteration);
+        let Some(size) = lines.first().map(|l| l.size.clone()) else {
+            return false;
+        };
+        SearchRun::replay(&self.settings, &size, lines).is_ok_and(|s| s.next().is_none())
     }
 
     /// The trials of one search, in the order run.
