@@ -13,7 +13,6 @@ pub mod ifstat;
 pub mod lab;
 pub mod linerate;
 pub mod ministat;
-pub mod pktgen;
 pub mod pktgen_log;
 pub mod recording;
 pub mod recv;

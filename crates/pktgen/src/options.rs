@@ -2,8 +2,11 @@
 //! and the FreeBSD port's `-U`), checked: a bad value is one line and exit 2
 //! where pkt-gen's `atoi` would take it as 0.
 
-use super::getopt::{getopt, Opt};
-use crate::error::usage;
+use crate::error::{usage, PktgenError};
+use crate::getopt::{getopt, Opt};
+
+/// The name scripts call, and `pkill` looks for.
+pub const NAME: &str = "pkt-gen";
 
 /// pkt-gen's getopt string, with the FreeBSD port's `U`.
 pub const SPEC: &str = "46a:f:F:Nn:i:Il:d:s:D:S:b:c:o:p:T:w:WvR:UXC:H:rP:zZAhBM:";
@@ -110,7 +113,7 @@ impl Options {
 
 /// Parses pkt-gen's command line (without the program name). `online` is
 /// the number of CPUs, for `-c`.
-pub fn parse(args: &[String], online: usize) -> anyhow::Result<Options> {
+pub fn parse(args: &[String], online: usize) -> Result<Options, PktgenError> {
     let allow_public = args.iter().any(|a| a == ALLOW_PUBLIC);
     // pktlab's habit: --help works everywhere, as -h does for pkt-gen.
     let help = args.iter().any(|a| a == "--help");
@@ -253,7 +256,7 @@ pub fn parse(args: &[String], online: usize) -> anyhow::Result<Options> {
 }
 
 /// `-f`: tx and rx; pkt-gen's other functions are refused.
-fn function(name: &str) -> anyhow::Result<Function> {
+fn function(name: &str) -> Result<Function, PktgenError> {
     match name {
         "tx" => Ok(Function::Tx),
         "rx" => Ok(Function::Rx),
@@ -270,7 +273,7 @@ fn function(name: &str) -> anyhow::Result<Function> {
 /// `netmap:` / `pcap:` prefixes, and the ring selectors (`-N` ring number,
 /// `^`, `*`, `@conf`, `/flags`, `{`/`}` pipes). A trailing `-N` stays when an
 /// interface of that whole name exists (Linux names may contain `-`).
-pub fn port(arg: &str) -> anyhow::Result<Port> {
+pub fn port(arg: &str) -> Result<Port, PktgenError> {
     if arg == "null" {
         return Ok(Port::Null);
     }
@@ -309,7 +312,7 @@ fn iface_exists(name: &str) -> bool {
 }
 
 /// A decimal number, or one line naming the option and what it wants.
-fn number(name: char, value: &str, what: &str) -> anyhow::Result<u64> {
+fn number(name: char, value: &str, what: &str) -> Result<u64, PktgenError> {
     let digits = !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit());
     match value.parse::<u64>() {
         Ok(n) if digits => Ok(n),
@@ -349,7 +352,7 @@ usage: pkt-gen -i IFACE [-f tx|rx] [options]   (pktlab's pkt-gen for Linux)
 mod tests {
     use super::*;
 
-    fn parse_line(line: &str) -> anyhow::Result<Options> {
+    fn parse_line(line: &str) -> Result<Options, PktgenError> {
         let args: Vec<String> = line.split_whitespace().map(str::to_string).collect();
         parse(&args, 4)
     }
@@ -362,10 +365,7 @@ mod tests {
         match parse_line(line) {
             Ok(o) => panic!("{line} was accepted: {o:?}"),
             Err(e) => {
-                assert!(
-                    e.downcast_ref::<crate::error::UsageError>().is_some(),
-                    "{line}: not a usage error: {e}"
-                );
+                assert!(e.is_usage(), "{line}: not a usage error: {e}");
                 e.to_string()
             }
         }

@@ -1,41 +1,27 @@
-//! `pktlab pkt-gen ARGS`, or the binary called as `pkt-gen`: netmap's
-//! pkt-gen command line and output on pktlab's engine, so that scripts
-//! written for pkt-gen (BSDRP's bench-lab, equilibrium) run unchanged.
-//!
-//! Diagnostics and the per-interval `main_thread` lines go to stderr, the
-//! startup lines and the closing summary to stdout, as pkt-gen prints them.
-//! Ctrl-C stops with the summary; SIGTERM ends the process at once, as it
-//! ends pkt-gen, which has no handler for it.
-
-mod getopt;
-pub mod options;
-
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use pktlab_engine::gen::run_gen;
+use pktlab_engine::options::{gen_config, recv_config, GenOptions, RecvOptions};
 use pktlab_engine::recv::run_recv;
 use pktlab_engine::rx::RxEvent;
 use pktlab_engine::tx::TxEvent;
 use pktlab_engine::{StopSignal, FCS_LEN};
-use pktlab_report::pktgen::{self as out, line, Interval, Reporter, Totals};
+
+use crate::output::{self as out, line, Interval, Reporter, Totals};
 use pktlab_wire::range::{EndpointRange, Family};
 
-use crate::cmd::common::Output;
-use crate::cmd::{gen, recv};
-use crate::error::usage;
-use options::{Function, Options, Port, FRAMING_BITS};
+use crate::error::{usage, PktgenError};
+use crate::options::{self, Function, Options, Port, FRAMING_BITS, NAME};
 
-/// The name scripts call, and `pkill` looks for.
-pub const NAME: &str = "pkt-gen";
-
-pub fn run(args: Vec<String>) -> anyhow::Result<()> {
+/// Runs pkt-gen's command line `args` (without the program's name).
+pub fn run(args: Vec<String>) -> Result<(), PktgenError> {
     name_process();
     let online = std::thread::available_parallelism().map_or(1, |n| n.get());
     let o = options::parse(&args, online)?;
     if o.help {
-        return crate::cmd::common::write_stdout(options::USAGE);
+        return write_stdout(options::USAGE);
     }
     diag(
         "main",
@@ -105,7 +91,7 @@ fn warn_ignored(o: &Options) {
 
 /// `range is 10.0.0.1:1234 to 10.0.0.1:1234`, or for IPv6 pkt-gen's
 /// `range is 7@[2001:2::1]:1234 to 7@[2001:2::1]:1234` (7: its default group).
-fn range_text(range: &str, family: Family) -> anyhow::Result<String> {
+fn range_text(range: &str, family: Family) -> Result<String, PktgenError> {
     let r: EndpointRange = range.parse()?;
     if r.family() != family {
         return Err(usage(format!(
@@ -128,12 +114,12 @@ fn range_text(range: &str, family: Family) -> anyhow::Result<String> {
 
 /// Ctrl-C asks the run to stop (a second one exits at once, code 130);
 /// SIGTERM keeps its default action.
-fn install_sigint() -> anyhow::Result<Arc<AtomicBool>> {
+fn install_sigint() -> Result<Arc<AtomicBool>, PktgenError> {
     use signal_hook::consts::SIGINT;
     let flag = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register_conditional_shutdown(SIGINT, 130, flag.clone())
         .and_then(|_| signal_hook::flag::register(SIGINT, flag.clone()))
-        .map_err(|e| anyhow::anyhow!("cannot install the Ctrl-C handler: {e}"))?;
+        .map_err(|e| PktgenError::System(format!("cannot install the Ctrl-C handler: {e}")))?;
     Ok(flag)
 }
 
@@ -257,7 +243,7 @@ impl Lines {
 /// pktlab's smallest frame for the family, in pkt-gen's terms (no FCS):
 /// refused in pkt-gen's units, where the engine would speak of sizes with
 /// the FCS.
-fn check_size(o: &Options) -> anyhow::Result<()> {
+fn check_size(o: &Options) -> Result<(), PktgenError> {
     let family = if o.inet6 {
         Family::Inet6
     } else {
@@ -275,14 +261,14 @@ fn check_size(o: &Options) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn send(o: &Options, burst: usize, sigint: &Arc<AtomicBool>) -> anyhow::Result<()> {
+fn send(o: &Options, burst: usize, sigint: &Arc<AtomicBool>) -> Result<(), PktgenError> {
     check_size(o)?;
     let (burst, period_ns) = paced_burst(burst, o.rate_per_thread);
     let iface = match &o.port {
         Port::Iface(name) => Some(name.clone()),
         Port::Null => None,
     };
-    let args = gen::Args {
+    let options = GenOptions {
         iface: iface.clone(),
         io: if iface.is_some() { "afpacket" } else { "null" }.to_string(),
         zerocopy: "auto".to_string(),
@@ -298,7 +284,6 @@ fn send(o: &Options, burst: usize, sigint: &Arc<AtomicBool>) -> anyhow::Result<(
         link_speed: None,
         threads: o.threads,
         cpus: None,
-        drop_trace: "off".to_string(),
         vlan: None,
         ttl: 64,
         flows: if o.random_src || o.random_dst {
@@ -311,9 +296,8 @@ fn send(o: &Options, burst: usize, sigint: &Arc<AtomicBool>) -> anyhow::Result<(
         batch: burst,
         interval: format!("{}ms", o.interval_ms),
         allow_public: o.allow_public,
-        output: Output::default(),
     };
-    let mut cfg = gen::config(&args)?;
+    let mut cfg = gen_config(&options)?.config;
     cfg.plan.cpus = pinned_cpus(o)?;
     if let Some(name) = &iface {
         println!(
@@ -365,11 +349,11 @@ fn send(o: &Options, burst: usize, sigint: &Arc<AtomicBool>) -> anyhow::Result<(
     Ok(())
 }
 
-fn receive(o: &Options, sigint: &Arc<AtomicBool>) -> anyhow::Result<()> {
+fn receive(o: &Options, sigint: &Arc<AtomicBool>) -> Result<(), PktgenError> {
     let Port::Iface(name) = &o.port else {
         return Err(usage("-i null only sends: give an interface to receive on"));
     };
-    let args = recv::Args {
+    let options = RecvOptions {
         iface: Some(name.clone()),
         io: "afpacket".to_string(),
         zerocopy: "auto".to_string(),
@@ -382,13 +366,11 @@ fn receive(o: &Options, sigint: &Arc<AtomicBool>) -> anyhow::Result<()> {
         pass: false,
         latency: "on".to_string(),
         interval: format!("{}ms", o.interval_ms),
-        output: Output::default(),
         src: None,
         dst: None,
         inet6: false,
-        drop_trace: None,
     };
-    let mut cfg = recv::config(&args)?;
+    let mut cfg = recv_config(&options)?;
     cfg.plan.cpus = pinned_cpus(o)?;
     println!(
         "Receiving from {name}: {} queues, {} threads and {} cpus.",
@@ -428,7 +410,7 @@ fn receive(o: &Options, sigint: &Arc<AtomicBool>) -> anyhow::Result<()> {
 }
 
 /// The CPUs of `-a`/`-c`, checked against the ones this process may use.
-fn pinned_cpus(o: &Options) -> anyhow::Result<Vec<usize>> {
+fn pinned_cpus(o: &Options) -> Result<Vec<usize>, PktgenError> {
     let online = std::thread::available_parallelism().map_or(1, |n| n.get());
     let cpus = o.thread_cpus(online);
     if !cpus.is_empty() {
@@ -436,6 +418,20 @@ fn pinned_cpus(o: &Options) -> anyhow::Result<Vec<usize>> {
             .map_err(|e| usage(format!("-a {}: {e}", o.affinity.unwrap_or(0))))?;
     }
     Ok(cpus)
+}
+
+/// Writes `text` to standard output; a closed pipe (`| head`) is not an
+/// error, where `print!` would panic.
+fn write_stdout(text: &str) -> Result<(), PktgenError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(PktgenError::System(format!(
+            "writing to standard output: {e}"
+        ))),
+        Ok(()) => Ok(()),
+    }
 }
 
 #[cfg(test)]
