@@ -236,6 +236,49 @@ pub fn between_folders(folders: &[Folder]) -> Result<Vec<Block>, CampaignError> 
     Ok(blocks)
 }
 
+/// What `pktlab compare` compares: the configurations of one folder (each
+/// against the first), or the same configuration and traffic across
+/// folders (the first the baseline); only `config` and `traffic` when
+/// given. Nothing to compare is bad input.
+pub fn blocks(
+    dirs: &[PathBuf],
+    config: Option<&str>,
+    traffic: Option<&str>,
+) -> Result<Vec<Block>, CampaignError> {
+    let mut folders = Vec::new();
+    for d in dirs {
+        let mut f = load(d)?;
+        if let Some(c) = config {
+            f.configs.retain(|x| x == c);
+        }
+        if let Some(t) = traffic {
+            f.traffics.retain(|x| x == t);
+        }
+        folders.push(f);
+    }
+    let blocks: Vec<Block> = match folders.as_slice() {
+        [one] => between_configs(one),
+        _ => between_folders(&folders)?,
+    };
+    let blocks: Vec<Block> = blocks
+        .into_iter()
+        .filter(|b| !b.datasets.is_empty())
+        .collect();
+    if blocks.is_empty() {
+        return Err(CampaignError::Usage(format!(
+            "nothing to compare in {}{}{}",
+            dirs[0].display(),
+            config
+                .map(|c| format!(" for configuration {c}"))
+                .unwrap_or_default(),
+            traffic
+                .map(|t| format!(" for traffic {t}"))
+                .unwrap_or_default(),
+        )));
+    }
+    Ok(blocks)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

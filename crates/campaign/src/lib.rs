@@ -24,6 +24,7 @@ mod error;
 pub mod file;
 pub mod flags;
 pub mod folder;
+pub mod keys;
 pub mod lab;
 pub mod lock;
 pub mod method;

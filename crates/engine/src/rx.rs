@@ -14,10 +14,11 @@ use pktlab_wire::parse::{parse_test_frame, FlowKey};
 use pktlab_wire::payload::{believable_latency, latency_ns};
 
 use crate::backend::describe_backends;
+use crate::frame::FCS_LEN;
 use crate::pool::{self, PoolSpec, Published, Sample, Watch, Worker};
 use crate::rates::{l1_bps, per_second};
 use crate::seq::{SeqCounts, StreamTable, MAX_STREAMS};
-use crate::{EngineError, StopSignal, FCS_LEN};
+use crate::{EngineError, StopSignal};
 
 /// How long a worker waits for frames before it looks at the stop signal.
 const POLL_TIMEOUT: Duration = Duration::from_millis(20);

@@ -9,10 +9,11 @@ use pktlab_io::port::TxPort;
 use pktlab_io::IoError;
 
 use crate::backend::describe_backends;
+use crate::frame::{FrameSource, FCS_LEN};
 use crate::pacer::{self, Pace, Pacer};
 use crate::pool::{self, PoolSpec, Published, Sample, Watch, Worker};
 use crate::rates::{l1_bps, per_second};
-use crate::{clock, EngineError, FrameSource, StopSignal, FCS_LEN};
+use crate::{clock, EngineError, StopSignal};
 
 /// Frames per `send_batch` call when nothing else limits it.
 pub const DEFAULT_BATCH: usize = 64;

@@ -8,7 +8,10 @@ use std::time::{Duration, Instant};
 use pktlab_io::droptrace::{DropCounts, DropTracer, Places};
 use pktlab_lab::softnet;
 
-use crate::drops::{DropTrace, Traced};
+use crate::drops::{
+    host_drops, own_netns, reconcile_receiver, DropTrace, Drops, LabNamespaces, Place,
+    ReceiverLoss, Traced,
+};
 use crate::LossError;
 
 /// A running tracer, or none: in mode `off`, or in mode `auto` where BPF is
@@ -126,4 +129,52 @@ impl Window<'_> {
             last = now;
         }
     }
+
+    /// What the kernel dropped on this host since the window began, by
+    /// place (the built-in lab's namespaces named around this process's
+    /// own), once the frames still in flight when the last one left have
+    /// had time to be dropped further on (a DUT's queues); and the events
+    /// the tracer missed. None: counters only.
+    pub fn host_drops_after_send(self) -> Result<Option<(Vec<Place>, u64)>, LossError> {
+        std::thread::sleep(IN_FLIGHT);
+        self.settle(SETTLE_LIMIT);
+        let lab = LabNamespaces::builtin_around(&own_netns());
+        Ok(self
+            .end()?
+            .map(|t| (host_drops(&t.places, lab.as_ref()), t.missed)))
+    }
+
+    /// A receiver's loss (`lost`: its sequence gaps, and the frames of the
+    /// streams that never arrived when it knows them; `ring_drops`: its
+    /// ring's drops on interface `iface`) split over the places the tracer
+    /// saw since the window began.
+    pub fn split_receiver_loss(
+        self,
+        lost: u64,
+        ring_drops: u64,
+        iface: &str,
+    ) -> Result<Drops, LossError> {
+        let traced = self.end()?;
+        let netns = own_netns();
+        let lab = LabNamespaces::builtin_around(&netns);
+        let loss = ReceiverLoss {
+            lost,
+            ring_drops,
+            netns: &netns,
+            iface,
+        };
+        let kernel = traced.as_ref().map(|t| t.places.as_slice());
+        let mut d = reconcile_receiver(&loss, kernel, lab.as_ref());
+        d.tracer_missed = traced.map_or(0, |t| t.missed);
+        Ok(d)
+    }
 }
+
+/// How long frames still in flight when a sender's last one left may take
+/// to be dropped further on (a DUT's queues): waited before the tracer's
+/// last count.
+const IN_FLIGHT: Duration = Duration::from_millis(200);
+
+/// How much longer to wait, at most, for the host's backlogs to empty and
+/// the drops to stop (a loaded host's softirq work lags behind).
+const SETTLE_LIMIT: Duration = Duration::from_secs(3);

@@ -79,7 +79,7 @@ pub fn read_folder(dir: &Path, label: Option<&str>) -> Result<CampaignRecord, Hi
         .display()
         .to_string();
     Ok(CampaignRecord {
-        identity: format!("pktlab-{}", crate::import::sha256_hex(&[&env_bytes])),
+        identity: format!("pktlab-{}", super::identity::sha256_hex(&[&env_bytes])),
         source,
         name,
         label: match label {

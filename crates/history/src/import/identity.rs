@@ -1,8 +1,5 @@
-//! Records made from folders on disk: pktlab results folders
-//! ([`folder`]) and BSDRP/netbenches `.pps` folders ([`pps`]).
-
-pub mod folder;
-pub mod pps;
+//! What names a record: the hash of the files it comes from, and its
+//! label.
 
 use sha2::{Digest, Sha256};
 

@@ -11,7 +11,6 @@ use pktlab_report::bench as out;
 use crate::cmd::campaigns::{self, CampaignArgs, Display};
 use crate::cmd::common;
 use crate::cmd::recording;
-use crate::error::Exit;
 
 pub type Args = CampaignArgs;
 
@@ -50,7 +49,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                         i => started.elapsed() / (i as u32 - 1),
                     };
                     let left = per_run * (r.of - r.index + 1) as u32;
-                    println!("{label} ... (about {} left)", human(left));
+                    println!(
+                        "{label} ... (about {} left)",
+                        pktlab_report::campaign::human(left)
+                    );
                 }
             }
             Event::RunDone { result, .. } => {
@@ -117,25 +119,5 @@ fn closing(c: &Campaign, method: &FixedRate, outcome: Outcome, args: &Args) -> a
         print!("{}", out::summary_text(c.plan(), &outcome, runs, dir));
     }
     recording::record_finished(&args.history, &c.folder().path, !o.json && !o.quiet);
-    if outcome.interrupted {
-        return Err(Exit(130).into());
-    }
-    if outcome.failed > 0 {
-        return Err(anyhow::anyhow!(
-            "{} of {} runs failed and were skipped; pktlab bench --resume {dir} runs them again",
-            outcome.failed,
-            outcome.planned
-        ));
-    }
-    Ok(())
-}
-
-/// `1m20s`, `45s`.
-fn human(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 60 {
-        format!("{}m{:02}s", s / 60, s % 60)
-    } else {
-        format!("{s}s")
-    }
+    campaigns::exit(&outcome, "runs", "bench", dir)
 }

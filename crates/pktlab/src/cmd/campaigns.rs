@@ -6,15 +6,16 @@ use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use pktlab_campaign::campaign::{Campaign, Event, Folder, OpenEvent, RunLabel, Spec};
+use pktlab_campaign::campaign::{Campaign, Event, Folder, OpenEvent, Outcome, RunLabel, Spec};
 use pktlab_campaign::flags::Flags;
 use pktlab_campaign::plan::Plan;
-use pktlab_lab::UpOutcome;
 use pktlab_loss::drops::DropTrace;
+use pktlab_report::campaign as out;
 use pktlab_trial::trial::TrialEvent;
 
 use crate::cmd::common::{self, Output, Progress};
 use crate::cmd::recording::RecordArgs;
+use crate::error::Exit;
 
 /// Measure how fast the DUT forwards, like BSDRP's bench-lab.
 ///
@@ -177,27 +178,30 @@ impl CampaignArgs {
 /// Says what an opening campaign did to the lab, the lock and the tracer.
 pub fn open_event(o: &Output, e: OpenEvent<'_>) {
     match e {
-        OpenEvent::LockTakenOver { what, pid, dir } => eprintln!(
-            "pktlab: {what}: took over the lock left by pid {pid} (results folder {dir}), which ended without releasing it"
-        ),
-        // The lab outlives the campaign, as a bench-lab does, so that the
-        // next campaign and `pktlab lab status` find it.
-        OpenEvent::LabUp { prefix, outcome } if !o.json && !o.quiet => match outcome {
-            UpOutcome::Created => {
-                let down = if prefix == pktlab_lab::DEFAULT_PREFIX {
-                    "pktlab lab down".to_string()
-                } else {
-                    format!("pktlab lab down --prefix {prefix}")
-                };
-                println!("Built lab {prefix}; it stays up after the campaign ({down} removes it).")
+        OpenEvent::LockTakenOver { what, pid, dir } => {
+            eprintln!("{}", out::lock_taken_line(what, pid, dir))
+        }
+        OpenEvent::LabUp { prefix, outcome } if !o.json && !o.quiet => {
+            if let Some(line) = out::lab_up_line(prefix, outcome) {
+                println!("{line}");
             }
-            UpOutcome::Repaired => println!("Repaired lab {prefix}."),
-            UpOutcome::CpusApplied | UpOutcome::AlreadyUp => {}
-        },
+        }
         OpenEvent::LabUp { .. } => {}
         OpenEvent::DropTraceOff { why } => {
             eprintln!("drop trace off: {why}; the loss is attributed from counters only")
         }
+    }
+}
+
+/// The exit code of a campaign that ended with `outcome`: 130 after
+/// Ctrl-C, 1 when some of its runs (`what`) failed.
+pub fn exit(outcome: &Outcome, what: &str, command: &str, dir: &str) -> anyhow::Result<()> {
+    if outcome.interrupted {
+        return Err(Exit(130).into());
+    }
+    match out::failed_line(outcome, what, command, dir) {
+        Some(line) => Err(anyhow::anyhow!(line)),
+        None => Ok(()),
     }
 }
 

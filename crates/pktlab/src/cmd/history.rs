@@ -4,13 +4,11 @@
 
 use std::path::PathBuf;
 
-use pktlab_history::import::{folder, pps};
-use pktlab_history::series::{self, Filter, Metric, OrderBy};
-use pktlab_history::{html, text, trend, Database, DbTarget};
+use pktlab_history::commands::{self, Selection};
+use pktlab_history::{text, DbTarget};
 use pktlab_stats::Confidence;
 
-use crate::cmd::common::{print_json, write_stdout};
-use crate::cmd::recording::fail;
+use crate::cmd::common::write_stdout;
 use crate::error::usage;
 
 /// The results history: every campaign of bench and rfc2544 in a database,
@@ -154,229 +152,77 @@ pub struct ListArgs {
     pub json: bool,
 }
 
+impl SeriesArgs {
+    fn selection(&self) -> Selection {
+        Selection {
+            config: self.config.clone(),
+            traffic: self.traffic.clone(),
+            size: self.size.clone(),
+            metric: self.metric.clone(),
+        }
+    }
+}
+
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let target = DbTarget::resolve(args.db.as_deref()).map_err(fail)?;
-    match args.command {
-        Sub::Import(a) => import(&target, a),
-        Sub::ImportPps(a) => import_pps(&target, a),
-        Sub::Trend(a) => trend_cmd(&target, a),
-        Sub::Report(a) => report(&target, a),
-        Sub::Compare(a) => compare(&target, a),
-        Sub::List(a) => list(&target, a),
-    }
-}
-
-fn import(target: &DbTarget, a: ImportArgs) -> anyhow::Result<()> {
-    if let Some(l) = &a.label {
-        pktlab_history::import::check_label(l).map_err(fail)?;
-    }
-    // Every folder read first: a bad one stops the import before any is
-    // recorded.
-    let records = a
-        .dirs
-        .iter()
-        .map(|d| folder::read_folder(d, a.label.as_deref()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(fail)?;
-    let mut db = Database::open(target, true).map_err(fail)?;
-    let mut out = String::new();
-    for (dir, rec) in a.dirs.iter().zip(&records) {
-        let r = db.record(rec).map_err(fail)?;
-        out += &format!(
-            "{}: {} ({} '{}', label '{}')\n",
-            dir.display(),
-            match (r.new_campaign, r.runs_added) {
-                (true, n) => format!("added, {}", text::plural(n, "run")),
-                (false, 0) => "already in the history, nothing added".to_string(),
-                (false, n) => format!(
-                    "already in the history, {} more added",
-                    text::plural(n, "run")
-                ),
-            },
-            rec.source.as_str(),
-            rec.name,
-            r.label
-        );
-    }
-    write_stdout(&out)
-}
-
-fn import_pps(target: &DbTarget, a: ImportPpsArgs) -> anyhow::Result<()> {
-    let order = match &a.order {
-        Some(p) => Some(pktlab_history::order::read_order_file(p).map_err(fail)?),
-        None => None,
-    };
-    let options = pps::PpsOptions {
-        traffic: a.traffic.clone(),
-        size: a.size.clone(),
-        order: order.clone(),
-    };
-    let f = pps::read_pps_folder(&a.dir, &options).map_err(fail)?;
-    let mut db = Database::open(target, true).map_err(fail)?;
-    let (mut added, mut there, mut runs) = (0, 0, 0);
-    for rec in &f.records {
-        let r = db.record(rec).map_err(fail)?;
-        runs += r.runs_added;
-        if r.new_campaign {
-            added += 1;
-        } else {
-            there += 1;
+    let target = DbTarget::resolve(args.db.as_deref())?;
+    let text = match args.command {
+        Sub::Import(a) => commands::import_folders(&target, &a.dirs, a.label.as_deref()),
+        Sub::ImportPps(a) => {
+            commands::import_pps(&target, &a.dir, &a.traffic, &a.size, a.order.as_deref())
         }
-    }
-    if let Some(order) = &order {
-        db.set_label_order(order).map_err(fail)?;
-    }
-    write_stdout(&format!(
-        "{}: {} labels from {} .pps files: {added} added ({runs} runs), {there} already in the history; {} other files ignored\n",
-        a.dir.display(),
-        f.records.len(),
-        f.files,
-        f.ignored
-    ))
-}
-
-/// The trends of the series `s` selects, and notes on those that cannot
-/// be split.
-fn trends(
-    target: &DbTarget,
-    s: &SeriesArgs,
-) -> anyhow::Result<(Vec<trend::Trend>, Vec<String>, Database)> {
-    let filter = Filter {
-        config: s.config.clone(),
-        traffic: s.traffic.clone(),
-        size: s.size.clone(),
-        metric: s
-            .metric
-            .as_deref()
-            .map(Metric::parse)
-            .transpose()
-            .map_err(fail)?,
-    };
-    let by = match s.by.as_str() {
-        "label" => OrderBy::Label,
-        "time" => OrderBy::Time,
-        other => return Err(usage(format!("invalid --by '{other}': use label or time"))),
-    };
-    let mut db = Database::open(target, false).map_err(fail)?;
-    let runs = db.runs().map_err(fail)?;
-    let positions = db.label_positions().map_err(fail)?;
-    let all = series::build(&runs, &filter, by, &positions);
-    if all.is_empty() {
-        let mut configs: Vec<&str> = runs.iter().map(|r| r.run.config.as_str()).collect();
-        configs.sort();
-        configs.dedup();
-        return Err(usage(if runs.is_empty() {
-            format!("the history {} holds no run yet", target.display())
-        } else {
-            format!(
-                "no series in the history matches (configurations: {})",
-                configs.join(", ")
-            )
-        }));
-    }
-    let mut out = Vec::new();
-    let mut notes = Vec::new();
-    for s in &all {
-        match trend::trend(s) {
-            Ok(t) => out.push(t),
-            Err(e) => notes.push(format!(
-                "{}: {}: not split: {e}",
-                s.key.title(),
-                s.key.metric
-            )),
-        }
-    }
-    Ok((out, notes, db))
-}
-
-fn trend_cmd(target: &DbTarget, a: TrendArgs) -> anyhow::Result<()> {
-    let (trends, notes, _) = trends(target, &a.series)?;
-    let mut out = String::new();
-    for (i, t) in trends.iter().enumerate() {
-        if a.json {
-            print_json(&serde_json::to_value(t)?);
-        } else {
-            if i > 0 {
-                out.push('\n');
+        Sub::Trend(a) => return trend(&target, &a),
+        Sub::Report(a) => commands::trends(&target, &a.series.selection(), &a.series.by)
+            .and_then(|t| commands::write_report(&target, t, &a.output)),
+        Sub::Compare(a) => return compare(&target, &a),
+        Sub::List(a) => commands::list(&target).map(|campaigns| {
+            if a.json {
+                campaigns.iter().map(|c| json_line(&c)).collect()
+            } else {
+                text::list_text(&campaigns)
             }
-            out += &text::trend_text(t);
-        }
-    }
-    for n in &notes {
+        }),
+    };
+    write_stdout(&text?)
+}
+
+fn json_line(v: &impl serde::Serialize) -> String {
+    serde_json::to_string(v).expect("serialisable") + "\n"
+}
+
+fn trend(target: &DbTarget, a: &TrendArgs) -> anyhow::Result<()> {
+    let t = commands::trends(target, &a.series.selection(), &a.series.by)?;
+    let out = if a.json {
+        t.trends.iter().map(json_line).collect()
+    } else {
+        let texts: Vec<String> = t.trends.iter().map(text::trend_text).collect();
+        texts.join("\n")
+    };
+    for n in &t.notes {
         eprintln!("pktlab: {n}");
     }
     write_stdout(&out)
 }
 
-fn report(target: &DbTarget, a: ReportArgs) -> anyhow::Result<()> {
-    let (trends, notes, mut db) = trends(target, &a.series)?;
-    let campaigns = db.campaigns().map_err(fail)?;
-    let mut labels: Vec<&str> = campaigns.iter().map(|c| c.label.as_str()).collect();
-    labels.sort();
-    labels.dedup();
-    let info = html::PageInfo {
-        database: target.display(),
-        campaigns: campaigns.len(),
-        labels: labels.len(),
-        notes,
-    };
-    let page = html::render(&trends, &info);
-    pktlab_campaign::atomic::write_atomic(&a.output, page.as_bytes())?;
-    let changes: usize = trends.iter().map(|t| t.changes.len()).sum();
-    write_stdout(&format!(
-        "Wrote {}: {} series, {changes} changes.\n",
-        a.output.display(),
-        trends.len()
-    ))
-}
-
-fn compare(target: &DbTarget, a: CompareArgs) -> anyhow::Result<()> {
+fn compare(target: &DbTarget, a: &CompareArgs) -> anyhow::Result<()> {
     let confidence: Confidence = a.confidence.parse().map_err(|_| {
         usage(format!(
             "invalid confidence level '{}': use 80, 90, 95, 98, 99 or 99.5",
             a.confidence
         ))
     })?;
-    let filter = Filter {
+    let selection = Selection {
         config: a.config.clone(),
         traffic: a.traffic.clone(),
         size: a.size.clone(),
-        metric: a
-            .metric
-            .as_deref()
-            .map(Metric::parse)
-            .transpose()
-            .map_err(fail)?,
+        metric: a.metric.clone(),
     };
-    let mut db = Database::open(target, false).map_err(fail)?;
-    let runs = db.runs().map_err(fail)?;
-    let found = pktlab_history::compare::compare(&runs, &a.a, &a.b, &filter).map_err(fail)?;
-    if found.is_empty() {
-        return Err(usage(format!(
-            "labels '{}' and '{}' share no configuration, traffic and metric to compare",
-            a.a, a.b
-        )));
-    }
-    if a.json {
-        for c in &found {
-            let analysis = pktlab_stats::ministat::analyze(&c.datasets, confidence);
-            let mut v = serde_json::to_value(&analysis)?;
-            v["series"] = serde_json::to_value(&c.key)?;
-            print_json(&v);
-        }
-        return Ok(());
-    }
-    write_stdout(&text::compare_text(&found, confidence))
-}
-
-fn list(target: &DbTarget, a: ListArgs) -> anyhow::Result<()> {
-    let mut db = Database::open(target, false).map_err(fail)?;
-    let campaigns = db.campaigns().map_err(fail)?;
-    if a.json {
-        for c in &campaigns {
-            print_json(&serde_json::to_value(c)?);
-        }
-        return Ok(());
-    }
-    write_stdout(&text::list_text(&campaigns))
+    let found = commands::compare(target, &a.a, &a.b, &selection)?;
+    write_stdout(&if a.json {
+        found
+            .iter()
+            .map(|c| json_line(&commands::comparison_json(c, confidence)))
+            .collect()
+    } else {
+        text::compare_text(&found, confidence)
+    })
 }

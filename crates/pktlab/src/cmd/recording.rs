@@ -1,10 +1,9 @@
 //! How a finished `bench` or `rfc2544` campaign goes into the results
-//! history (`pktlab history` reads it back), and how the history's errors
-//! reach the user.
+//! history (`pktlab history` reads it back).
 
 use std::path::Path;
 
-use pktlab_history::{text, DbTarget, HistoryError};
+use pktlab_history::{text, DbTarget};
 
 use crate::error::usage;
 
@@ -41,23 +40,10 @@ pub fn check_record_args(args: &RecordArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     if let Some(l) = &args.label {
-        pktlab_history::import::check_label(l).map_err(fail)?;
+        pktlab_history::import::check_label(l)?;
     }
-    DbTarget::resolve(args.db.as_deref()).map_err(fail)?;
+    DbTarget::resolve(args.db.as_deref())?;
     Ok(())
-}
-
-fn runs(n: usize) -> String {
-    text::plural(n, "run")
-}
-
-/// A history error as the binary reports it: exit code 2 for bad input.
-pub fn fail(e: HistoryError) -> anyhow::Error {
-    if e.is_usage() {
-        usage(e.to_string())
-    } else {
-        anyhow::anyhow!("{e}")
-    }
 }
 
 /// Adds the campaign of results folder `dir` to the history, unless
@@ -71,16 +57,7 @@ pub fn record_finished(args: &RecordArgs, dir: &Path, say: bool) {
         pktlab_history::record_folder(&target, dir, args.label.as_deref()).map(|r| (r, target))
     });
     match done {
-        Ok((r, target)) if say => println!(
-            "History: {} as '{}' in {} (pktlab history trend shows it).",
-            match (r.new_campaign, r.runs_added) {
-                (true, n) => format!("{} recorded", runs(n)),
-                (false, 0) => "already recorded".to_string(),
-                (false, n) => format!("{} more recorded", runs(n)),
-            },
-            r.label,
-            target.display()
-        ),
+        Ok((r, target)) if say => println!("{}", text::recorded_line(&r, &target.display())),
         Ok(_) => {}
         Err(e) => eprintln!(
             "pktlab: warning: not recorded in the history: {e} (the results folder is whole: pktlab history import {} adds it later)",

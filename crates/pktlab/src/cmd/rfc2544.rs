@@ -2,7 +2,6 @@
 //! CSIT's MLRsearch), on the campaign machinery of `pktlab bench`.
 
 use pktlab_campaign::campaign::{Campaign, Event, Outcome};
-use pktlab_campaign::folder::ResultsDir;
 use pktlab_campaign::method::Method;
 use pktlab_engine::StopSignal;
 use pktlab_report::rfc2544 as out;
@@ -13,7 +12,7 @@ use pktlab_trial::trial::TrialEvent;
 use crate::cmd::campaigns::{self, CampaignArgs, Display};
 use crate::cmd::common::{self, print_json};
 use crate::cmd::recording;
-use crate::error::{usage, Exit};
+use crate::error::usage;
 
 /// Find the highest load the DUT forwards without loss (NDR) and with at
 /// most 0.5 % loss (PDR), by FD.io CSIT's multiple-loss-ratio search.
@@ -138,7 +137,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     }
     let spec = args.bench.spec("rfc2544")?;
     let settings = match &args.bench.resume {
-        Some(d) => saved_settings(d)?,
+        Some(d) => MlrSettings::to_resume(d)?,
         None => flags.settings(spec.plan.link_bps)?,
     };
     common::install_signals()?;
@@ -207,36 +206,14 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     closing(&campaign, &method, outcome?, &args.bench)
 }
 
-/// The settings saved in the folder to resume.
-fn saved_settings(dir: &std::path::Path) -> anyhow::Result<MlrSettings> {
-    let folder = ResultsDir {
-        path: dir.to_path_buf(),
-    };
-    match MlrSettings::read(&folder) {
-        Ok(Some(s)) => Ok(s),
-        Ok(None) => Err(usage(format!(
-            "cannot resume {}: not an rfc2544 results folder (it has no search settings)",
-            dir.display()
-        ))),
-        Err(e) => Err(usage(e.to_string())),
-    }
-}
-
 /// The tests and the lab, before the first search.
 fn say_what_runs(c: &Campaign, settings: &MlrSettings, o: &common::Output) {
     if o.json || o.quiet {
         return;
     }
-    let tests = [
-        ("throughput", settings.throughput),
-        ("latency", settings.latency),
-        ("frame-loss", settings.frame_loss),
-        ("back-to-back", settings.back_to_back),
-    ];
-    let names: Vec<&str> = tests.iter().filter(|t| t.1).map(|t| t.0).collect();
     println!(
         "rfc2544 {}: {} on {}, results in {}",
-        names.join(", "),
+        settings.test_names().join(", "),
         c.plan().name,
         c.target().describe(),
         c.folder().path.display()
@@ -276,15 +253,5 @@ fn closing(
         );
     }
     recording::record_finished(&args.history, &c.folder().path, !o.json && !o.quiet);
-    if outcome.interrupted {
-        return Err(Exit(130).into());
-    }
-    if outcome.failed > 0 {
-        return Err(anyhow::anyhow!(
-            "{} of {} searches failed and were skipped; pktlab rfc2544 --resume {dir} runs them again",
-            outcome.failed,
-            outcome.planned
-        ));
-    }
-    Ok(())
+    campaigns::exit(&outcome, "searches", "rfc2544", &dir)
 }

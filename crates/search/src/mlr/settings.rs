@@ -146,4 +146,34 @@ impl MlrSettings {
     pub fn write(&self, dir: &ResultsDir) -> Result<(), CampaignError> {
         dir.write_json(SETTINGS_FILE, self)
     }
+
+    /// The settings of the campaign in folder `dir`, to resume it: a
+    /// folder without them is not one of `rfc2544` (bad input).
+    pub fn to_resume(dir: &std::path::Path) -> Result<MlrSettings, CampaignError> {
+        let folder = ResultsDir {
+            path: dir.to_path_buf(),
+        };
+        match MlrSettings::read(&folder) {
+            Ok(Some(s)) => Ok(s),
+            Ok(None) => Err(CampaignError::Usage(format!(
+                "cannot resume {}: not an rfc2544 results folder (it has no search settings)",
+                dir.display()
+            ))),
+            Err(e) => Err(CampaignError::Usage(e.to_string())),
+        }
+    }
+
+    /// The names of the tests that run, in the order they run.
+    pub fn test_names(&self) -> Vec<&'static str> {
+        [
+            ("throughput", self.throughput),
+            ("latency", self.latency),
+            ("frame-loss", self.frame_loss),
+            ("back-to-back", self.back_to_back),
+        ]
+        .iter()
+        .filter(|t| t.1)
+        .map(|t| t.0)
+        .collect()
+    }
 }

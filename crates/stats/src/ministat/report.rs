@@ -1,8 +1,5 @@
-//! ministat(1) as a library: the legend, the plot, the table and the
-//! comparisons, byte for byte as FreeBSD 13's ministat prints them.
-
-mod input;
-mod plot;
+//! ministat's text (the legend, the plot, the table and the comparisons)
+//! and its analysis as JSON.
 
 use serde::Serialize;
 
@@ -11,25 +8,8 @@ use crate::compare::{compare_moments, Comparison, Moments};
 use crate::descriptive::{Sample, Summary};
 use crate::student::Confidence;
 
-pub use input::{parse_values, read_dataset, ParseOptions, MIN_POINTS};
-
-/// The most data sets ministat compares at once; `render` and `analyze`
-/// ignore any beyond.
-pub const MAX_DATASETS: usize = 7;
-
-/// The symbol of set number `k` (1-based), and of OR-ed set numbers in the
-/// plot; 0 is the blank of an empty cell.
-pub fn symbol(k: usize) -> Option<char> {
-    const SYMBOLS: [char; MAX_DATASETS + 1] = [' ', 'x', '+', '*', '%', '#', '@', 'O'];
-    SYMBOLS.get(k).copied()
-}
-
-/// One named data set, values in input order.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Dataset {
-    pub name: String,
-    pub values: Vec<f64>,
-}
+use super::dataset::{symbol, Dataset, MAX_DATASETS};
+use super::plot;
 
 /// What to print, mirroring ministat's options.
 #[derive(Debug, Clone, PartialEq)]
@@ -227,6 +207,3 @@ fn moments_or_nan(sample: Option<&Sample>) -> Moments {
         Moments::of,
     )
 }
-
-#[cfg(test)]
-mod tests;
