@@ -474,7 +474,7 @@ fn prepare<M: Method>(
         folder.write_env(&env_record(&plan, &target))?;
     }
     let env = folder.env()?;
-    let (tracer, off) = Tracer::start(drop_trace.unwrap_or(plan.run.drop_trace))?;
+    let (tracer, off) = Tracer::start_for_trials(drop_trace.unwrap_or(plan.run.drop_trace))?;
     if let Some(why) = off {
         on_event(OpenEvent::DropTraceOff { why: &why });
     }

@@ -6,6 +6,9 @@
 #   xdpgen.o        from xdpgen.c (the live-frame generator, gen --io xdp)
 #   xdprecv.o       from xdprecv.c (the in-kernel receiver, recv --io xdp)
 #   droptrace.o     from droptrace.c (the drop tracer at skb:kfree_skb)
+#   xdpfwd.o        from xdpfwd.c (the xdp-forward DUT configuration)
+#   tcfwd.o         from tcfwd.c (the tc-forward DUT configuration)
+#   xdpdrops.o      from xdpdrops.c (frames XDP drops, at the xdp tracepoints)
 #
 #   crates/io/bpf/build.sh          rebuild the committed objects
 #   crates/io/bpf/build.sh --check  rebuild into temporary files and fail
@@ -25,7 +28,7 @@ if [ "${1:-}" = "--check" ]; then
     check=1
 fi
 status=0
-for name in xsk_redirect xdpgen xdprecv droptrace; do
+for name in xsk_redirect xdpgen xdprecv droptrace xdpfwd tcfwd xdpdrops; do
     out=$name.o
     if [ $check = 1 ]; then
         out=$(mktemp /tmp/$name.XXXXXX.o)

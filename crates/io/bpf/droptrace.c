@@ -2,15 +2,27 @@
 /*
  * droptrace: counts the frames the kernel frees as dropped, at the
  * BTF-typed tracepoint skb:kfree_skb (`pktlab drops`, the drop tracer of
- * bench runs). It runs only when the kernel drops a frame.
+ * bench runs). It runs only when the kernel drops a frame, on the CPU that
+ * drops it, so what it costs a frame is paid by that CPU: it decides as
+ * cheaply as it can that a frame is none of its business.
  *
- * Only pktlab test frames are counted (unless `COUNT_ALL` is set before
- * load): Ethernet (with up to two VLAN tags), IPv4 or IPv6, UDP, and the
- * test payload's magic 0x504C at the start of the UDP payload
- * (crates/wire/src/payload.rs). Counts are keyed by network namespace,
- * interface, drop reason and dropping location (a kernel text address,
- * resolved in user space through /proc/kallsyms) in a per-CPU hash; no
- * per-frame event goes to user space.
+ * In order, cheapest first:
+ * 1. A drop reason that the kernel's own counters count exactly
+ *    (`COUNTED_REASON`, set before load; CPU_BACKLOG, which softnet's
+ *    per-CPU `dropped` and the interface's rx_dropped count) returns at
+ *    once: user space places those frames from the counters.
+ * 2. A frame whose network namespace is not watched returns after three
+ *    loads (the `watched` map, set by user space; empty: every namespace).
+ *    Struct fields are read with plain loads, which the verifier turns
+ *    into fault-safe ones, not with helper calls.
+ * 3. Only pktlab test frames count (unless `COUNT_ALL` is set before
+ *    load): Ethernet (with up to two VLAN tags), IPv4 or IPv6, UDP, and
+ *    the test payload's magic 0x504C at the start of the UDP payload
+ *    (crates/wire/src/payload.rs), read with one helper call.
+ *
+ * Counts are keyed by network namespace, interface, drop reason and
+ * dropping location (a kernel text address, resolved in user space through
+ * /proc/kallsyms) in a per-CPU hash; no per-frame event goes to user space.
  *
  * Struct layouts are not hard-coded: the structs below declare only the
  * fields read, with preserve_access_index, and the loader relocates them
@@ -22,7 +34,6 @@
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 
 #define MAGIC 0x504C
@@ -32,14 +43,19 @@
 #define ETH_P_8021AD 0x88A8
 #define IPPROTO_UDP 17
 #define NO_OFFSET 0xffff /* an unset mac_header/network_header */
+#define NO_REASON 0xffffffff
+/* Mirrors `MAX_WATCHED` in crates/io/src/droptrace/mod.rs. */
+#define MAX_WATCHED 8
 
 /* Set before load (.rodata). */
 const volatile __u32 COUNT_ALL = 0; /* 1: every dropped frame, not only test frames */
 /* 1 when the tracepoint has the reason argument (Linux 5.17 on): user
  * space sets it when the kernel's BTF has `enum skb_drop_reason`. */
 const volatile __u32 HAS_REASON = 0;
+/* A reason left to the kernel's counters (NO_REASON: none). */
+const volatile __u32 COUNTED_REASON = NO_REASON;
 
-/* Mirrors `DropKey` in crates/io/src/droptrace/maps.rs. */
+/* Mirrors `DropKey` in crates/io/src/droptrace/mod.rs. */
 struct drop_key {
 	__u32 netns;   /* network namespace inode (0: unknown) */
 	__u32 ifindex; /* skb->dev's, else the frame's input interface */
@@ -62,6 +78,20 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } overflow SEC(".maps");
+
+/* The namespaces whose drops count. Mirrors `Watched` in
+ * crates/io/src/droptrace/mod.rs. */
+struct watch {
+	__u32 n; /* 0: every namespace */
+	__u32 netns[MAX_WATCHED];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct watch);
+} watched SEC(".maps");
 
 /* Only the fields read; CO-RE finds their offsets in the running kernel. */
 struct ns_common {
@@ -99,8 +129,9 @@ struct sk_buff {
 	__be16 protocol;
 } __attribute__((preserve_access_index));
 
-/* The bytes read from the IP header on: IPv6 (40) + UDP (8) + magic (2). */
-#define L3_READ 52
+/* The bytes read from the frame: two addresses and two VLAN tags (22),
+ * IPv6 (40), UDP (8), the magic (2). */
+#define FRAME_READ 72
 
 /* 1 if the two bytes at `p` are the test magic. */
 static __always_inline int magic_at(const __u8 *p)
@@ -108,49 +139,48 @@ static __always_inline int magic_at(const __u8 *p)
 	return ((p[0] << 8) | p[1]) == MAGIC;
 }
 
-/* 1 if the IPv4/IPv6 packet at `l3` is UDP carrying the test magic. */
-static __always_inline int is_test_packet(const unsigned char *l3, __u16 proto)
+/* 1 if the IPv4/IPv6 packet at b[off] (read from the kernel's `l3`) is
+ * UDP carrying the test magic. `off` is a constant where it is inlined. */
+static __always_inline int is_test_packet(const __u8 *b, __u32 off, __u16 proto,
+					  const unsigned char *l3)
 {
-	__u8 b[L3_READ];
-
-	if (bpf_probe_read_kernel(b, sizeof(b), l3))
-		return 0;
 	if (proto == ETH_P_IP) {
-		__u32 ihl = (b[0] & 0x0f) * 4;
+		__u32 ihl = (b[off] & 0x0f) * 4;
+		__u8 magic[2];
 
-		if ((b[0] >> 4) != 4 || b[9] != IPPROTO_UDP)
+		if ((b[off] >> 4) != 4 || b[off + 9] != IPPROTO_UDP)
 			return 0;
 		/* A later fragment has no UDP header. */
-		if (((b[6] & 0x1f) | b[7]) != 0)
+		if (((b[off + 6] & 0x1f) | b[off + 7]) != 0)
 			return 0;
 		if (ihl == 20)
-			return magic_at(&b[20 + 8]);
+			return magic_at(&b[off + 20 + 8]);
 		/* Options (test frames have none): read past them. */
-		if (ihl < 20 || ihl > 60 || bpf_probe_read_kernel(b, 2, l3 + ihl + 8))
+		if (ihl < 20 || ihl > 60 || bpf_probe_read_kernel(magic, 2, l3 + ihl + 8))
 			return 0;
-		return magic_at(&b[0]);
+		return magic_at(magic);
 	}
 	if (proto == ETH_P_IPV6)
-		return (b[0] >> 4) == 6 && b[6] == IPPROTO_UDP && magic_at(&b[40 + 8]);
+		return (b[off] >> 4) == 6 && b[off + 6] == IPPROTO_UDP && magic_at(&b[off + 40 + 8]);
 	return 0;
 }
 
 /* 1 if the Ethernet frame at `mac` is a test frame. */
 static __always_inline int is_test_frame(const unsigned char *mac)
 {
-	__u8 eth[22]; /* two addresses, two VLAN tags, the type */
+	__u8 b[FRAME_READ];
 	__u16 type;
 
-	if (bpf_probe_read_kernel(eth, sizeof(eth), mac))
+	if (bpf_probe_read_kernel(b, sizeof(b), mac))
 		return 0;
-	type = (eth[12] << 8) | eth[13];
+	type = (b[12] << 8) | b[13];
 	if (type != ETH_P_8021Q && type != ETH_P_8021AD)
-		return is_test_packet(mac + 14, type);
-	type = (eth[16] << 8) | eth[17];
+		return is_test_packet(b, 14, type, mac + 14);
+	type = (b[16] << 8) | b[17];
 	if (type != ETH_P_8021Q && type != ETH_P_8021AD)
-		return is_test_packet(mac + 18, type);
-	type = (eth[20] << 8) | eth[21];
-	return is_test_packet(mac + 22, type);
+		return is_test_packet(b, 18, type, mac + 18);
+	type = (b[20] << 8) | b[21];
+	return is_test_packet(b, 22, type, mac + 22);
 }
 
 /* The skb's frame, from its MAC header when the kernel has set one before
@@ -158,52 +188,50 @@ static __always_inline int is_test_frame(const unsigned char *mac)
  * at either, or elsewhere, when the frame is freed). */
 static __always_inline int test_frame(const struct sk_buff *skb)
 {
-	unsigned char *head = BPF_CORE_READ(skb, head);
-	__u16 mac = BPF_CORE_READ(skb, mac_header);
-	__u16 net = BPF_CORE_READ(skb, network_header);
+	unsigned char *head = skb->head;
+	__u16 mac = skb->mac_header;
+	__u16 net = skb->network_header;
+	__u8 b[FRAME_READ];
 
 	if (mac != NO_OFFSET && mac < net)
 		return is_test_frame(head + mac);
-	if (net == NO_OFFSET)
+	if (net == NO_OFFSET || bpf_probe_read_kernel(b, sizeof(b), head + net))
 		return 0;
-	return is_test_packet(head + net, bpf_ntohs(BPF_CORE_READ(skb, protocol)));
+	return is_test_packet(b, 0, bpf_ntohs(skb->protocol), head + net);
 }
 
-/* kfree_skb(skb, location, reason[, rx_sk]) */
-SEC("tp_btf/kfree_skb")
-int drop_count(__u64 *ctx)
+/* 1 when drops in namespace `netns` count. */
+static __always_inline int is_watched(__u32 netns)
 {
-	const struct sk_buff *skb = (const void *)ctx[0];
-	struct drop_key key = {};
-	struct net_device *dev;
+	__u32 zero = 0;
+	struct watch *w = bpf_map_lookup_elem(&watched, &zero);
+	int i;
+
+	if (!w || w->n == 0)
+		return 1;
+#pragma unroll
+	for (i = 0; i < MAX_WATCHED; i++)
+		if (i < w->n && w->netns[i] == netns)
+			return 1;
+	return 0;
+}
+
+/* Adds one to `key`'s count. The counters are per CPU, but a drop in a
+ * softirq can interrupt this program on the same CPU between a read and a
+ * write of the same counter: the additions are atomic so that neither is
+ * lost. */
+static __always_inline void count(const struct drop_key *key)
+{
 	__u64 one = 1, *n;
 
-	if (!skb)
-		return 0;
-	if (!COUNT_ALL && !test_frame(skb))
-		return 0;
-	key.location = ctx[1];
-	if (HAS_REASON)
-		key.reason = (__u32)ctx[2];
-	dev = BPF_CORE_READ(skb, dev);
-	if (dev) {
-		key.ifindex = BPF_CORE_READ(dev, ifindex);
-		key.netns = BPF_CORE_READ(dev, nd_net.net, ns.inum);
-	} else {
-		key.ifindex = BPF_CORE_READ(skb, skb_iif);
-		key.netns = BPF_CORE_READ(skb, sk, __sk_common.skc_net.net, ns.inum);
-	}
-	/* The counters are per CPU, but a drop in a softirq can interrupt
-	 * this program on the same CPU between a read and a write of the
-	 * same counter: the additions are atomic so that neither is lost. */
-	n = bpf_map_lookup_elem(&drops, &key);
+	n = bpf_map_lookup_elem(&drops, key);
 	if (n) {
 		__sync_fetch_and_add(n, 1);
-		return 0;
+		return;
 	}
-	if (bpf_map_update_elem(&drops, &key, &one, BPF_NOEXIST)) {
+	if (bpf_map_update_elem(&drops, key, &one, BPF_NOEXIST)) {
 		/* Another frame of this CPU made it meanwhile, or the map is full. */
-		n = bpf_map_lookup_elem(&drops, &key);
+		n = bpf_map_lookup_elem(&drops, key);
 		if (n) {
 			__sync_fetch_and_add(n, 1);
 		} else {
@@ -214,6 +242,38 @@ int drop_count(__u64 *ctx)
 				__sync_fetch_and_add(o, 1);
 		}
 	}
+}
+
+/* kfree_skb(skb, location, reason[, rx_sk]) */
+SEC("tp_btf/kfree_skb")
+int drop_count(__u64 *ctx)
+{
+	const struct sk_buff *skb = (const void *)ctx[0];
+	struct drop_key key = {};
+	struct net_device *dev;
+
+	if (HAS_REASON) {
+		key.reason = (__u32)ctx[2];
+		if (key.reason == COUNTED_REASON)
+			return 0;
+	}
+	if (!skb)
+		return 0;
+	dev = skb->dev;
+	if (dev) {
+		key.netns = dev->nd_net.net->ns.inum;
+	} else {
+		struct sock *sk = skb->sk;
+
+		key.netns = sk ? sk->__sk_common.skc_net.net->ns.inum : 0;
+	}
+	if (!is_watched(key.netns))
+		return 0;
+	if (!COUNT_ALL && !test_frame(skb))
+		return 0;
+	key.ifindex = dev ? dev->ifindex : skb->skb_iif;
+	key.location = ctx[1];
+	count(&key);
 	return 0;
 }
 

@@ -49,8 +49,10 @@ pub mod afxdp;
 pub mod clock;
 pub mod droptrace;
 pub mod ethtool;
+pub mod fastpath;
 pub mod iface;
 pub mod loader;
+pub mod napi;
 mod netlink;
 pub mod netns;
 pub mod null;
@@ -58,6 +60,7 @@ pub mod pcap;
 pub mod port;
 pub mod qdisc;
 mod sys;
+pub mod xdpdrops;
 pub mod xdpgen;
 pub mod xdprecv;
 

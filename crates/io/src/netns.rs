@@ -57,6 +57,18 @@ pub fn enter(name: &str) -> Result<(), NetnsError> {
     Ok(())
 }
 
+/// Moves the calling thread into the network namespace of file `path`
+/// (`/proc/PID/ns/net`, a bind mount of one).
+pub fn enter_path(path: &Path) -> std::io::Result<()> {
+    let file = std::fs::File::open(path)?;
+    // SAFETY: the descriptor stays open for the whole call; setns only
+    // changes the calling thread's network namespace.
+    if unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -68,10 +68,27 @@ impl DutRunner {
 
     /// Runs `line` and returns its stdout; a failure is one line with its
     /// stderr.
+    ///
+    /// Here and in a namespace, the line finds this pktlab as `$PKTLAB`
+    /// (the built-in configurations run `"${PKTLAB:-pktlab}" knob ...`)
+    /// this process as the owner of host sysctls it changes
+    /// ([`crate::knobs::host::OWNER_ENV`]) and this process's network
+    /// namespace as the host's.
     pub fn run(&self, line: &str) -> Result<String, DutError> {
         let argv = self.argv(line);
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..]).stdin(Stdio::null());
+        if !matches!(self, DutRunner::Ssh { .. }) {
+            if let Some(exe) = own_pktlab() {
+                cmd.env(PKTLAB_ENV, exe);
+            }
+            let me = std::process::id();
+            cmd.env(crate::knobs::host::OWNER_ENV, me.to_string());
+            cmd.env(
+                crate::knobs::host::HOST_NETNS_ENV,
+                format!("/proc/{me}/ns/net"),
+            );
+        }
         let failed = |why: String| DutError::Command {
             line: line.to_string(),
             place: self.describe(),
@@ -94,11 +111,27 @@ impl DutRunner {
     }
 }
 
+/// The environment variable that names the pktlab binary to lines run on
+/// this host.
+pub const PKTLAB_ENV: &str = "PKTLAB";
+
+/// This pktlab, for lines run on this host: `$PKTLAB` when set (tests set
+/// it to the binary they test), else this process's executable when it is
+/// pktlab; None otherwise (the lines then find `pktlab` in PATH).
+fn own_pktlab() -> Option<OsString> {
+    if let Some(p) = std::env::var_os(PKTLAB_ENV) {
+        return Some(p);
+    }
+    let exe = std::env::current_exe().ok()?;
+    let name = exe.file_name()?.to_string_lossy().into_owned();
+    (name == "pktlab").then(|| exe.into_os_string())
+}
+
 /// A failure to configure the DUT.
 #[derive(Debug, thiserror::Error)]
 pub enum DutError {
     /// A configuration name the built-in lab does not know (usage error).
-    #[error("unknown configuration '{name}': the built-in ones are {}", BUILTIN_NAMES.join(", "))]
+    #[error("unknown configuration '{name}': the built-in ones are {}, and KNOB-VALUE for a host sysctl ({})", BUILTIN_NAMES.join(", "), host_knob_names())]
     Unknown { name: String },
     /// A configuration that cannot be used as written (usage error).
     #[error("invalid configuration '{name}': {why}")]
@@ -131,6 +164,14 @@ pub enum DutError {
         timeout: u64,
         last: String,
     },
+}
+
+fn host_knob_names() -> String {
+    crate::knobs::HOST_KNOBS
+        .iter()
+        .map(|(short, _)| *short)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn reverted_text(errors: &[String]) -> String {
@@ -215,6 +256,16 @@ impl DutConfig {
         }
     }
 
+    /// The one line to say before applying it, if it changes more than the
+    /// DUT: a built-in host-sysctl configuration changes the whole host.
+    pub fn notice(&self) -> Option<String> {
+        if !self.builtin {
+            return None;
+        }
+        let (key, value) = crate::knobs::parse_host_config(&self.name)?.ok()?;
+        Some(crate::knobs::host::host_notice(key, &value.to_string()))
+    }
+
     /// The exact text of the configuration, for the results.
     pub fn text(&self) -> String {
         let mut t = String::new();
@@ -265,6 +316,16 @@ impl Dut {
     /// Runs `config`'s apply lines (then its reboot). When one fails, every
     /// revert line runs and the error says whether that worked.
     pub fn apply(&self, config: &DutConfig) -> Result<(), DutError> {
+        if let Some(note) = config.notice() {
+            // Once per configuration and process: interleaved runs apply
+            // it again and again.
+            static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+            let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+            if !said.contains(&config.name) {
+                said.push(config.name.clone());
+                eprintln!("{note}");
+            }
+        }
         for line in &config.apply {
             if let Err(e) = self.runner.run(line) {
                 let revert_errors = self.revert_lines(config);
@@ -361,7 +422,9 @@ pub fn first_difference(before: &str, now: &str) -> Option<String> {
 }
 
 /// The built-in configurations, in the order `--configs all` runs them.
-pub const BUILTIN_NAMES: [&str; 7] = [
+/// Host sysctls have configurations too, named `KNOB-VALUE`
+/// ([`crate::knobs::parse_host_config`]).
+pub const BUILTIN_NAMES: [&str; 12] = [
     "forwarding",
     "nft-stateless",
     "nft-stateful",
@@ -369,7 +432,77 @@ pub const BUILTIN_NAMES: [&str; 7] = [
     "gro-off",
     "gro-on",
     "redirects-on",
+    "tc-forward",
+    "xdp-forward",
+    "threaded-napi",
+    "fq_codel",
+    "pfifo",
 ];
+
+/// Built-in configurations the XDP live-frame generator cannot feed on the
+/// built-in lab: without GRO d0 takes no redirected frame (`gro-off`), and
+/// it must poll d0's NAPI inline, not in a thread (`threaded-napi`). A
+/// campaign with one of them generates with AF_PACKET.
+pub fn builtin_needs_afpacket(name: &str) -> bool {
+    matches!(name, "gro-off" | "threaded-napi")
+}
+
+/// The pktlab that a built-in configuration's lines run: the one running
+/// them ([`DutRunner::run`] sets `$PKTLAB`), else the first in PATH.
+const PKTLAB: &str = "\"${PKTLAB:-pktlab}\"";
+
+/// `pktlab knob ARGS` where a pktlab can be run (the reset after a killed
+/// campaign, the state probe); nothing where none can, as in a library's
+/// tests: nothing can then have attached a fast path either. A knob that
+/// fails still fails the line.
+fn knob_if_pktlab(args: &str, otherwise: &str) -> String {
+    format!(
+        "if command -v {PKTLAB} >/dev/null 2>&1; then {PKTLAB} knob {args}; else {otherwise}; fi"
+    )
+}
+
+/// The DUT's CPUs in the base's RPS mask (`--cpus-mask M`), or nothing in
+/// shared mode, where the mask is 0.
+fn cpus_option(base: &BuiltinBase) -> String {
+    if base.rps_mask.trim_start_matches(['0', ',']).is_empty() {
+        String::new()
+    } else {
+        format!(" --cpus-mask {}", base.rps_mask)
+    }
+}
+
+/// Lines that put `qdisc` at the root of each port, and back to the
+/// default (veth's `noqueue`, a NIC's `mq` or `pfifo_fast`).
+fn qdisc_lines(ifaces: &[&str], qdisc: &str) -> (Vec<String>, Vec<String>) {
+    let apply = ifaces
+        .iter()
+        .map(|i| format!("tc qdisc replace dev {i} root {qdisc}"))
+        .collect();
+    (apply, qdisc_default_lines(ifaces, qdisc))
+}
+
+/// Deletes the root `qdisc` of each port where it is the root (deleting
+/// the default would fail).
+fn qdisc_default_lines(ifaces: &[&str], qdisc: &str) -> Vec<String> {
+    ifaces
+        .iter()
+        .map(|i| {
+            format!(
+                "if tc qdisc show dev {i} root | grep -q '^qdisc {qdisc} '; then tc qdisc del dev {i} root; fi"
+            )
+        })
+        .collect()
+}
+
+/// GRO on for the ports whose base has it off (a veth needs GRO, or an XDP
+/// program, for NAPI instances to thread).
+fn gro_on_where_off(ifaces: &[&str], base: &BuiltinBase) -> Vec<String> {
+    ifaces
+        .iter()
+        .filter(|i| base.gro_on.as_deref() != Some(**i))
+        .map(|i| format!("ethtool -K {i} gro on"))
+        .collect()
+}
 
 /// The nftables table the built-in firewall configurations create.
 const NFT_TABLE: &str = "inet pktlab";
@@ -456,7 +589,9 @@ fn redirects_line(ifaces: &[&str], value: u8) -> String {
 /// exec` mounts the namespace's own `/sys`.
 ///
 /// The lab's `forwarding` state has no nftables ruleset, the RPS masks and
-/// GRO of `base`, and send_redirects off; every revert returns to it.
+/// GRO of `base`, send_redirects off, no XDP or tc program, the default
+/// root qdiscs, no threaded NAPI and the host's own sysctls; every revert
+/// returns to it.
 pub fn builtin_config(
     name: &str,
     ifaces: &[&str],
@@ -465,6 +600,18 @@ pub fn builtin_config(
 ) -> Result<DutConfig, DutError> {
     let mut c = DutConfig::unchanged(name);
     c.builtin = true;
+    if let Some(host) = crate::knobs::parse_host_config(name) {
+        let (key, value) = host.map_err(|why| DutError::Invalid {
+            name: name.to_string(),
+            why,
+        })?;
+        c.apply
+            .push(format!("{PKTLAB} knob host-sysctl set {key}={value}"));
+        c.revert
+            .push(format!("{PKTLAB} knob host-sysctl restore {key}"));
+        return Ok(c);
+    }
+    let ports = ifaces.join(" ");
     match name {
         "forwarding" => {}
         "nft-stateless" => {
@@ -506,6 +653,37 @@ pub fn builtin_config(
             c.apply.push(redirects_line(ifaces, 1));
             c.revert.push(redirects_line(ifaces, 0));
         }
+        "tc-forward" => {
+            c.apply
+                .push(format!("{PKTLAB} knob tc-forward attach {ports}"));
+            c.revert
+                .push(format!("{PKTLAB} knob tc-forward detach {ports}"));
+        }
+        "xdp-forward" => {
+            // On the DUT's CPUs when the base has some (a veth runs XDP on
+            // the CPU that sent to it: the generator's), as RSS would.
+            c.apply.push(format!(
+                "{PKTLAB} knob xdp-forward attach{} {ports}",
+                cpus_option(base)
+            ));
+            c.revert
+                .push(format!("{PKTLAB} knob xdp-forward detach {ports}"));
+        }
+        "threaded-napi" => {
+            c.apply.extend(gro_on_where_off(ifaces, base));
+            c.apply.push(format!(
+                "{PKTLAB} knob napi-threads on{} {ports}",
+                cpus_option(base)
+            ));
+            c.revert
+                .push(format!("{PKTLAB} knob napi-threads off {ports}"));
+            c.revert.extend(gro_base_lines(ifaces, base));
+        }
+        "fq_codel" | "pfifo" => {
+            let (apply, revert) = qdisc_lines(ifaces, name);
+            c.apply.extend(apply);
+            c.revert.extend(revert);
+        }
         _ => {
             return Err(DutError::Unknown {
                 name: name.to_string(),
@@ -517,25 +695,40 @@ pub fn builtin_config(
 
 /// Lines that bring the built-in lab's DUT back to `forwarding` from any
 /// built-in configuration (after a campaign was killed half-way, say).
+/// Host sysctls left changed by a killed campaign are restored by the
+/// lab's `up` ([`crate::knobs::restore_saved_host_sysctls`]).
 pub fn builtin_reset(ifaces: &[&str], base: &BuiltinBase) -> Vec<String> {
+    let ports = ifaces.join(" ");
     let mut v = vec![
         "nft flush ruleset".to_string(),
         rps_line(ifaces, &base.rps_mask),
+        knob_if_pktlab(&format!("xdp-forward detach {ports}"), "true"),
+        knob_if_pktlab(&format!("tc-forward detach {ports}"), "true"),
+        knob_if_pktlab(&format!("napi-threads off {ports}"), "true"),
     ];
     v.extend(gro_base_lines(ifaces, base));
     v.push(redirects_line(ifaces, 0));
+    v.extend(qdisc_default_lines(ifaces, "fq_codel"));
+    v.extend(qdisc_default_lines(ifaces, "pfifo"));
     v
 }
 
 /// The state probe of the built-in lab's DUT: its nftables ruleset, RPS
-/// masks, GRO settings and the redirect and forwarding sysctls.
+/// masks, GRO settings, the redirect and forwarding sysctls, threaded
+/// NAPI, root qdiscs, attached XDP and tc programs and the host's sysctls.
 pub fn builtin_state_probe(ifaces: &[&str]) -> String {
     let list = ifaces.join(" ");
     format!(
         "nft list ruleset; \
          for i in {list}; do for f in /sys/class/net/$i/queues/rx-*/rps_cpus; do echo \"$f $(cat \"$f\")\"; done; done; \
          for i in {list}; do ethtool -k $i | sed -n \"s/^\\(generic-receive-offload\\|rx-gro-list\\):/$i &/p\"; done; \
-         grep -H . /proc/sys/net/ipv4/conf/*/send_redirects /proc/sys/net/ipv4/conf/*/forwarding /proc/sys/net/ipv6/conf/*/forwarding"
+         grep -H . /proc/sys/net/ipv4/conf/*/send_redirects /proc/sys/net/ipv4/conf/*/forwarding /proc/sys/net/ipv6/conf/*/forwarding; \
+         for i in {list}; do echo \"$i threaded $(cat /sys/class/net/$i/threaded 2>/dev/null || echo -)\"; tc qdisc show dev $i; done; \
+         {}",
+        knob_if_pktlab(
+            &format!("state {list}"),
+            "echo 'no pktlab to run: attached programs and host sysctls not probed'"
+        )
     )
 }
 
@@ -649,7 +842,102 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "unknown configuration 'pf': the built-in ones are forwarding, nft-stateless, \
-             nft-stateful, rps, gro-off, gro-on, redirects-on"
+             nft-stateful, rps, gro-off, gro-on, redirects-on, tc-forward, xdp-forward, \
+             threaded-napi, fq_codel, pfifo, and KNOB-VALUE for a host sysctl (netdev_budget, \
+             netdev_budget_usecs, dev_weight, netdev_max_backlog, nf_conntrack_max)"
+        );
+    }
+
+    #[test]
+    fn fast_path_and_knob_lines() {
+        let isolated = BuiltinBase {
+            rps_mask: "2".into(),
+            gro_on: Some("d0".into()),
+        };
+        let p = "\"${PKTLAB:-pktlab}\"";
+        let xdp = builtin_config("xdp-forward", &["d0", "d1"], 2, &isolated).unwrap();
+        assert_eq!(
+            xdp.apply,
+            [format!("{p} knob xdp-forward attach --cpus-mask 2 d0 d1")]
+        );
+        assert_eq!(xdp.revert, [format!("{p} knob xdp-forward detach d0 d1")]);
+        // Shared mode (mask 0): on the CPU that polls the port.
+        let shared = BuiltinBase {
+            rps_mask: "0".into(),
+            gro_on: Some("d0".into()),
+        };
+        let xdp = builtin_config("xdp-forward", &["d0", "d1"], 2, &shared).unwrap();
+        assert_eq!(xdp.apply, [format!("{p} knob xdp-forward attach d0 d1")]);
+        let tc = builtin_config("tc-forward", &["d0", "d1"], 2, &isolated).unwrap();
+        assert_eq!(tc.apply, [format!("{p} knob tc-forward attach d0 d1")]);
+        assert_eq!(tc.revert, [format!("{p} knob tc-forward detach d0 d1")]);
+        // GRO first on the port without it, threads pinned to the DUT's CPUs.
+        let napi = builtin_config("threaded-napi", &["d0", "d1"], 2, &isolated).unwrap();
+        assert_eq!(
+            napi.apply,
+            [
+                "ethtool -K d1 gro on".to_string(),
+                format!("{p} knob napi-threads on --cpus-mask 2 d0 d1")
+            ]
+        );
+        assert_eq!(
+            napi.revert,
+            [
+                format!("{p} knob napi-threads off d0 d1"),
+                "ethtool -K d0 gro on".to_string(),
+                "ethtool -K d1 gro off".to_string()
+            ]
+        );
+        let q = builtin_config("fq_codel", &["d0", "d1"], 2, &isolated).unwrap();
+        assert_eq!(
+            q.apply,
+            [
+                "tc qdisc replace dev d0 root fq_codel",
+                "tc qdisc replace dev d1 root fq_codel"
+            ]
+        );
+        assert_eq!(
+            q.revert[1],
+            "if tc qdisc show dev d1 root | grep -q '^qdisc fq_codel '; then tc qdisc del dev d1 root; fi"
+        );
+        assert!(builtin_needs_afpacket("threaded-napi"));
+        assert!(builtin_needs_afpacket("gro-off"));
+        assert!(!builtin_needs_afpacket("xdp-forward"));
+    }
+
+    #[test]
+    fn host_sysctl_configurations() {
+        let base = BuiltinBase::default();
+        let c = builtin_config("netdev_max_backlog-2000", &["d0", "d1"], 2, &base).unwrap();
+        assert_eq!(
+            c.apply,
+            ["\"${PKTLAB:-pktlab}\" knob host-sysctl set net.core.netdev_max_backlog=2000"]
+        );
+        assert_eq!(
+            c.revert,
+            ["\"${PKTLAB:-pktlab}\" knob host-sysctl restore net.core.netdev_max_backlog"]
+        );
+        assert_eq!(
+            c.notice().unwrap(),
+            "note: net.core.netdev_max_backlog is host-wide: setting it to 2000 changes the whole \
+             host, not only the lab (its old value is saved and restored)"
+        );
+        // A user's configuration of that name is theirs: no notice.
+        let mut own = c.clone();
+        own.builtin = false;
+        assert_eq!(own.notice(), None);
+        assert_eq!(
+            builtin_config("forwarding", &["d0"], 2, &base)
+                .unwrap()
+                .notice(),
+            None
+        );
+        let e = builtin_config("dev_weight-many", &["d0"], 2, &base).unwrap_err();
+        assert!(e.is_usage());
+        assert_eq!(
+            e.to_string(),
+            "invalid configuration 'dev_weight-many': the value of dev_weight must be a \
+             non-negative integer, as in dev_weight-1000"
         );
     }
 

@@ -61,6 +61,9 @@ pub enum LabError {
     /// `up` built the lab but it does not check out (the first problems found).
     #[error("the lab is incomplete after building it: {0}")]
     Incomplete(String),
+    /// A DUT knob that cannot be set or restored, with the kernel's reason.
+    #[error("{knob}: {why}")]
+    Knob { knob: String, why: String },
     /// Building a lab failed, and so did removing what had been created.
     #[error("{error} (removing the partial lab also failed: {cleanup})")]
     Cleanup {

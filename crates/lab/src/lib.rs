@@ -6,6 +6,9 @@
 //!   neighbours, sysctls, counters);
 //! - [`BuiltinLab`]: the lab itself: `up`, `down`, `status`, `counters`;
 //! - [`dut`]: DUT configurations and where their commands run;
+//! - [`knobs`]: what the configurations of Linux's fast paths and knobs do
+//!   on the DUT (host sysctls restored even after a kill, threaded NAPI,
+//!   the state their revert is checked against);
 //! - [`ports`]: labs on existing interfaces;
 //! - [`cpuload`], [`interrupts`], [`softnet`], [`envinfo`]: per-CPU load, NIC
 //!   interrupts, per-CPU backlog drops and the facts (kernel, CPU, drivers)
@@ -19,6 +22,7 @@ pub mod dutroute;
 pub mod envinfo;
 mod error;
 pub mod interrupts;
+pub mod knobs;
 pub mod mac;
 pub mod neigh;
 pub mod netns;
@@ -31,8 +35,9 @@ pub mod sysctl;
 pub use builtin::{
     gen_side_nets, mask_text, online_cpus, parse_mask, rcv_side_nets, BuiltinLab, CpuMode, CpuPlan,
     CpuStatus, IfRole, IfStatus, IfSteering, LabIfCounters, LabIface, LabSpec, LabState, LabStatus,
-    NsRole, NsStatus, Queues, UpOutcome, DEFAULT_PREFIX, GEN_SIDE_NEXT_HOP4, GEN_SIDE_NEXT_HOP6,
-    IPV4_PREFIX_LEN, IPV6_PREFIX_LEN, MAX_PREFIX_LEN, RCV_SIDE_NEXT_HOP4, RCV_SIDE_NEXT_HOP6,
+    NapiThread, NsRole, NsStatus, Queues, RcvNapi, UpOutcome, DEFAULT_PREFIX, GEN_SIDE_NEXT_HOP4,
+    GEN_SIDE_NEXT_HOP6, IPV4_PREFIX_LEN, IPV6_PREFIX_LEN, MAX_PREFIX_LEN, RCV_SIDE_NEXT_HOP4,
+    RCV_SIDE_NEXT_HOP6,
 };
 pub use error::LabError;
 

@@ -12,16 +12,26 @@
 //!   and may describe the same frames as an event (a veth drop is both a
 //!   kfree_skb and a tx_dropped), so they fill in only what the events
 //!   left unexplained, at most that much.
+//! - A bench trial's tracer ([`begin_for`]) skips the backlog's refusals
+//!   (CPU_BACKLOG) and every namespace where a drop is no loss of the lab:
+//!   at full load the DUT's backlog refuses half of what it gets, and the
+//!   receiver's namespace frees every frame it counted, far too many
+//!   frames to inspect one by one on the CPUs that do the lab's work. The
+//!   refusals are placed from the kernel's own exact counts instead:
+//!   softnet's `dropped` of the CPUs whose backlog refused them and the
+//!   receiving interface's rx_dropped (places of layer `softnet`,
+//!   "counted" in the text; the tracer's places are "traced").
 
 use std::collections::HashMap;
 
+use pktlab_engine::affinity::format_cpu_list;
 use pktlab_engine::rx::RxSummary;
 use pktlab_engine::tx::TxSummary;
-use pktlab_io::droptrace::{netns_inode, NamedDrop, NetnsNames, HOST};
-use pktlab_lab::softnet::{self, SoftnetCpu};
-use serde::{Deserialize, Serialize};
-
+use pktlab_io::droptrace::{netns_inode, NamedDrop, NetnsNames, BACKLOG_REASON, HOST, MAX_WATCHED};
 use pktlab_lab::ports::Port;
+use pktlab_lab::softnet::{self, SoftnetCpu};
+use pktlab_lab::CpuPlan;
+use serde::{Deserialize, Serialize};
 
 use crate::monitor::{IfaceCounters, IfaceEthtool, IfaceQdisc};
 use crate::LossError;
@@ -280,9 +290,10 @@ pub struct LabView {
     /// The ports are veth pairs (the built-in lab): a frame a peer's
     /// backlog refused counts at both ends.
     pub veth: bool,
-    /// The DUT's CPUs when they are this host's (the built-in lab's CPU
-    /// plan): their backlog drops are the DUT's.
-    pub dut_cpus: Option<Vec<usize>>,
+    /// The lab's CPU plan when its CPUs are this host's (the built-in
+    /// lab): the backlog refusals of the DUT's CPUs are the DUT's, the
+    /// tester's CPUs' the tester's.
+    pub cpus: Option<CpuPlan>,
 }
 
 /// This process's network namespace as the tracer names it: its `ip
@@ -323,6 +334,35 @@ impl LabNamespaces {
             .then(|| LabNamespaces::local(&gen, &rcv, &[&dut]))
     }
 
+    /// The namespaces of this host whose drops can be the lab's loss, as
+    /// inodes for the tracer's watch list: the generators' and the DUT's,
+    /// not the receiver's (where only the backlog's refusals are a loss,
+    /// and a trial's tracer leaves those to the counters). Empty (every
+    /// namespace) when one cannot be resolved or there are more than the
+    /// tracer takes; `[0]` when no namespace of this host is one: 0 is no
+    /// namespace's inode, only the key of a frame of no known namespace,
+    /// which no side claims.
+    pub fn watch_list(&self) -> Vec<u32> {
+        let mut names: Vec<&str> = Vec::new();
+        for ns in self.gen.iter().chain(&self.dut) {
+            let local = ns.host.is_none() && !self.rcv.is(None, &ns.netns);
+            if local && !names.contains(&ns.netns.as_str()) {
+                names.push(&ns.netns);
+            }
+        }
+        if names.is_empty() {
+            return vec![0];
+        }
+        let inodes: Option<Vec<u32>> = names
+            .iter()
+            .map(|&n| netns_inode((n != HOST).then_some(n)).ok())
+            .collect();
+        match inodes {
+            Some(v) if v.len() <= MAX_WATCHED => v,
+            _ => Vec::new(),
+        }
+    }
+
     /// The side of a kernel event in `netns` on `host` (None: this one)
     /// with `reason`, or None when it is not this run's loss.
     pub fn side(&self, host: Option<&str>, netns: &str, reason: &str) -> Option<Side> {
@@ -347,7 +387,7 @@ impl LabNamespaces {
 fn counter_of_kernel_reason(reason: &str) -> Option<&'static str> {
     match reason {
         "QDISC_DROP" => Some("qdisc"),
-        "CPU_BACKLOG" => Some("rx_dropped"),
+        BACKLOG_REASON => Some("rx_dropped"),
         _ => None,
     }
 }
@@ -378,210 +418,71 @@ fn host_name(host: &Option<String>) -> String {
     host.clone().unwrap_or_else(|| "local".into())
 }
 
+/// A counter's place on a host (None: this one): namespace, interface and
+/// the counter (`qdisc` or `rx_dropped`).
+type CounterKey = (Option<String>, String, String, &'static str);
+
+/// The frames of one trial's loss placed so far.
+struct Placing {
+    places: Vec<Place>,
+    /// What is lost and not placed yet.
+    left: u64,
+    /// The frames placed that a counter below counts too, by the
+    /// counter's place: they are taken off that counter, so that a counter
+    /// adds only the frames not placed yet at its own place (under load
+    /// the tracer misses some; the rest must not land on another counter).
+    seen: HashMap<CounterKey, u64>,
+    /// This host's backlog refusals placed so far (events, then counted),
+    /// by side: the DUT's and the tester's.
+    backlog: (u64, u64),
+}
+
+impl Placing {
+    /// Adds `p` as far as the loss not placed yet allows.
+    fn push(&mut self, mut p: Place) {
+        p.frames = p.frames.min(self.left);
+        if p.frames > 0 {
+            self.left -= p.frames;
+            self.places.push(p);
+        }
+    }
+
+    /// Counts `n` backlog refusals of this host as placed on `side`.
+    fn add_backlog(&mut self, side: Side, n: u64) {
+        match side {
+            Side::Dut => self.backlog.0 += n,
+            _ => self.backlog.1 += n,
+        }
+    }
+}
+
 /// Splits the trial's loss over the places, with the kernel events of
 /// every host whose tracer ran (None: none ran).
 pub fn reconcile(lab: &LabView, kernel: Option<&[HostDrop]>, c: &Counters<'_>) -> Drops {
     let received = c.rx.packets - c.rx.foreign;
     let lost = c.tx.packets.saturating_sub(received);
     let namespaces = &lab.namespaces;
-    let place = |side,
-                 host: &Option<String>,
-                 netns: &str,
-                 iface: &str,
-                 layer: &str,
-                 reason: &str,
-                 location: &str,
-                 frames| Place {
-        side,
-        host: host_name(host),
-        netns: netns.into(),
-        iface: iface.into(),
-        layer: layer.into(),
-        reason: reason.into(),
-        location: location.into(),
-        frames,
+    let mut p = Placing {
+        places: Vec::new(),
+        left: lost,
+        seen: HashMap::new(),
+        backlog: (0, 0),
     };
-    let mut places = Vec::new();
-    let mut left = lost;
-    // The kernel's events that a counter below counts too, by the
-    // counter's place: they are taken off that counter, so that a counter
-    // adds only the frames the tracer missed at its own place (under load
-    // the tracer misses some; the rest must not land on another counter).
-    let mut seen: HashMap<(Option<String>, String, String, &str), u64> = HashMap::new();
-    // The DUT CPUs' backlog refusals already placed (events, then the
-    // DUT interfaces' rx_dropped): the softnet counter (this host's)
-    // counts them too.
-    let mut dut_backlog = 0u64;
-    for HostDrop { host, drop: k } in kernel.unwrap_or_default() {
-        let Some(side) = namespaces.side(host.as_deref(), &k.netns, &k.reason) else {
-            continue;
-        };
-        if side == Side::Dut && k.reason == "CPU_BACKLOG" && host.is_none() {
-            dut_backlog += k.frames;
-        }
-        if let Some(counter) = counter_of_kernel_reason(&k.reason) {
-            *seen
-                .entry((host.clone(), k.netns.clone(), k.iface.clone(), counter))
-                .or_default() += k.frames;
-        }
-        let n = k.frames.min(left);
-        if n > 0 {
-            left -= n;
-            places.push(place(
-                side,
-                host,
-                &k.netns,
-                &k.iface,
-                "kernel",
-                &k.reason,
-                &k.location,
-                n,
-            ));
-        }
-    }
-    // The counters, for what is left: the receiver's ring first (frames
-    // the kernel had but the receiver never read), then each interface's
-    // drop counters and its root qdisc's drops (a qdisc's drop does not
-    // count in the interface's tx_dropped; a kernel event of the same
-    // frame, QDISC_DROP, came first above, so the qdisc adds only what
-    // the events missed, and likewise rx_dropped after CPU_BACKLOG), then
-    // the DUT CPUs' backlogs (shared with other labs on the host, so last,
-    // and less what the events and rx_dropped already placed). A driver's own drop statistics (ethtool)
-    // come before its interface's generic counters: they name the cause
-    // of what rx_dropped or rx_missed_errors also count.
-    // The qdisc, ethtool and softnet readers read this host only (a
-    // remote host's ports are read by its worker, into `ifaces` with their
-    // host), so only an interface counter can be another host's.
-    let mut counters: Vec<CounterRow> = vec![(
-        Side::Tester,
-        namespaces.rcv.host.clone(),
-        namespaces.rcv.netns.clone(),
-        lab.rcv.iface.clone(),
-        "ring",
-        "ring_drops".into(),
-        c.rx.ring_drops,
-    )];
-    let side_of = |role: &str| {
-        if role.starts_with("dut") {
-            Side::Dut
-        } else {
-            Side::Tester
-        }
+    place_events(&mut p, namespaces, kernel.unwrap_or_default());
+    // Then the backlogs' refusals no event placed, from the kernel's own
+    // counts (a trial's tracer leaves them all to these), then the other
+    // counters, and last the CPUs' backlog refusals no lab interface
+    // counted (softnet is the whole host's, shared with other labs).
+    let leftover = match &lab.cpus {
+        Some(plan) => counted_backlog(&mut p, plan, c, namespaces),
+        None => Vec::new(),
     };
-    for e in c.ethtool {
-        let ns = e.ns.clone().unwrap_or_else(|| HOST.to_string());
-        // An XDP receiver (`recv --io xdp`) drops every frame it counted:
-        // its interface's XDP drops are no loss.
-        let counted_then_dropped =
-            |name: &str| e.ns == lab.rcv.netns && e.iface == lab.rcv.iface && name.contains("xdp");
-        for (name, n) in e.drops.iter().filter(|d| !counted_then_dropped(&d.0)) {
-            counters.push((
-                side_of(&e.role),
-                None,
-                ns.clone(),
-                e.iface.clone(),
-                "interface",
-                name.clone(),
-                *n,
-            ));
-        }
-    }
-    for w in c.ifaces {
-        let side = side_of(&w.role);
-        let ns = w.ns.clone().unwrap_or_else(|| HOST.to_string());
-        let k = &w.counters;
-        // A veth counts a frame its peer's backlog refused twice: in its
-        // own tx_dropped and in the peer's rx_dropped (the kernel's
-        // enqueue_to_backlog adds it there). The peer, where it was
-        // refused, keeps them.
-        let refused_by_peer = veth_peer(lab, &w.role)
-            .and_then(|peer| c.ifaces.iter().find(|p| p.role == peer))
-            .map_or(0, |p| p.counters.rx_dropped.min(k.tx_dropped));
-        // What the driver's statistics of this interface already placed
-        // (read on this host only).
-        let mut covered: u64 = c
-            .ethtool
-            .iter()
-            .filter(|e| w.host.is_none() && e.ns == w.ns && e.iface == w.iface)
-            .flat_map(|e| e.drops.iter().map(|d| d.1))
-            .sum();
-        for (name, n) in [
-            ("rx_dropped", k.rx_dropped),
-            ("rx_missed_errors", k.rx_missed_errors),
-            ("rx_fifo_errors", k.rx_fifo_errors),
-            ("rx_errors", k.rx_errors),
-            ("tx_dropped", k.tx_dropped - refused_by_peer),
-            ("tx_errors", k.tx_errors),
-        ] {
-            let same = n.min(covered);
-            covered -= same;
-            let n = n - same;
-            counters.push((
-                side,
-                w.host.clone(),
-                ns.clone(),
-                w.iface.clone(),
-                "interface",
-                name.into(),
-                n,
-            ));
-        }
-    }
-    for q in c.qdiscs {
-        let side = side_of(&q.role);
-        let ns = q.ns.clone().unwrap_or_else(|| HOST.to_string());
-        counters.push((
-            side,
-            None,
-            ns,
-            q.iface.clone(),
-            "qdisc",
-            format!("{} drops", q.counters.kind),
-            q.counters.drops,
-        ));
-    }
-    if let Some(dut_cpus) = &lab.dut_cpus {
-        let n = softnet::dropped_on(c.softnet, dut_cpus);
-        let ns = namespaces
-            .dut
-            .first()
-            .map_or_else(|| "-".into(), |d| d.netns.clone());
-        counters.push((
-            Side::Dut,
-            None,
-            ns,
-            "-".into(),
-            "softnet",
-            "dropped".into(),
-            n,
-        ));
-    }
-    for (side, host, ns, iface, layer, reason, n) in counters {
-        // A counter describes the events of its own host's tracer only
-        // (the ring's frames are no kernel event).
-        let counter = match (layer, reason.as_str()) {
-            ("qdisc", _) => Some("qdisc"),
-            ("interface", "rx_dropped") => Some("rx_dropped"),
-            _ => None,
-        };
-        let traced = counter
-            .and_then(|counter| seen.get_mut(&(host.clone(), ns.clone(), iface.clone(), counter)))
-            .map(std::mem::take)
-            .unwrap_or(0);
-        let mut n = n.saturating_sub(traced);
-        if layer == "softnet" {
-            n = n.saturating_sub(dut_backlog);
-        } else if side == Side::Dut && reason == "rx_dropped" && host.is_none() {
-            dut_backlog += n;
-        }
-        let n = n.min(left);
-        if n > 0 {
-            left -= n;
-            places.push(place(side, &host, &ns, &iface, layer, &reason, "-", n));
-        }
+    place_counters(&mut p, lab, namespaces, c);
+    for l in leftover {
+        p.push(l);
     }
     let sum = |s: Side| {
-        places
+        p.places
             .iter()
             .filter(|p| p.side == s)
             .map(|p| p.frames)
@@ -592,11 +493,267 @@ pub fn reconcile(lab: &LabView, kernel: Option<&[HostDrop]>, c: &Counters<'_>) -
         lost,
         dut,
         tester,
-        unexplained: left,
+        unexplained: p.left,
         traced: kernel.is_some(),
         tracer_missed: 0,
         tester_limited: lost > 0 && tester * 2 > lost,
-        places,
+        places: p.places,
+    }
+}
+
+/// The kernel events that are this run's loss, as places.
+fn place_events(p: &mut Placing, namespaces: &LabNamespaces, kernel: &[HostDrop]) {
+    for HostDrop { host, drop: k } in kernel {
+        let Some(side) = namespaces.side(host.as_deref(), &k.netns, &k.reason) else {
+            continue;
+        };
+        if k.reason == BACKLOG_REASON && host.is_none() {
+            p.add_backlog(side, k.frames);
+        }
+        if let Some(counter) = counter_of_kernel_reason(&k.reason) {
+            *p.seen
+                .entry((host.clone(), k.netns.clone(), k.iface.clone(), counter))
+                .or_default() += k.frames;
+        }
+        p.push(Place {
+            side,
+            host: host_name(host),
+            netns: k.netns.clone(),
+            iface: k.iface.clone(),
+            layer: "kernel".into(),
+            reason: k.reason.clone(),
+            location: k.location.clone(),
+            frames: k.frames,
+        });
+    }
+}
+
+/// Places this host's backlog refusals that no event placed, from the
+/// kernel's own counts: the kernel's enqueue_to_backlog adds each refusal
+/// to softnet's `dropped` of the CPU whose backlog was full (whichever CPU
+/// ran the refusal) and to the receiving interface's rx_dropped. So each
+/// lab interface's rx_dropped not placed yet is placed at that interface
+/// (its side), as far as the refusals that softnet counted on the lab's
+/// CPUs and no place holds yet go: those are the frames refused at
+/// CPU_BACKLOG, counted, not traced. Returns what softnet counted beyond
+/// every lab interface, by the side whose CPUs refused it (isolated mode
+/// only: a shared CPU's is no side's), to be placed last.
+fn counted_backlog(
+    p: &mut Placing,
+    plan: &CpuPlan,
+    c: &Counters<'_>,
+    namespaces: &LabNamespaces,
+) -> Vec<Place> {
+    let mut cpus: Vec<usize> = plan
+        .dut_cpus
+        .iter()
+        .chain(&plan.tester_cpus)
+        .copied()
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    let mut pool = softnet::dropped_on(c.softnet, &cpus).saturating_sub(p.backlog.0 + p.backlog.1);
+    let counted = |side, netns: &str, iface: &str, location: &str, frames| Place {
+        side,
+        host: host_name(&None),
+        netns: netns.into(),
+        iface: iface.into(),
+        layer: "softnet".into(),
+        reason: BACKLOG_REASON.into(),
+        location: location.into(),
+        frames,
+    };
+    for w in c.ifaces.iter().filter(|w| w.host.is_none()) {
+        let ns = w.ns.clone().unwrap_or_else(|| HOST.to_string());
+        let key: CounterKey = (None, ns.clone(), w.iface.clone(), "rx_dropped");
+        let placed = p.seen.get(&key).copied().unwrap_or(0);
+        let n = w.counters.rx_dropped.saturating_sub(placed).min(pool);
+        if n == 0 {
+            continue;
+        }
+        pool -= n;
+        *p.seen.entry(key).or_default() += n;
+        let side = side_of_role(&w.role);
+        p.add_backlog(side, n);
+        p.push(counted(side, &ns, &w.iface, "enqueue_to_backlog", n));
+    }
+    if plan.is_shared() {
+        return Vec::new();
+    }
+    let tester_cpus: Vec<usize> = plan
+        .tester_cpus
+        .iter()
+        .filter(|c| !plan.dut_cpus.contains(c))
+        .copied()
+        .collect();
+    let dut_ns = namespaces
+        .dut
+        .first()
+        .map_or_else(|| "-".into(), |d| d.netns.clone());
+    let mut leftover = Vec::new();
+    for (side, cpus, placed, ns) in [
+        (Side::Dut, &plan.dut_cpus, p.backlog.0, dut_ns),
+        (
+            Side::Tester,
+            &tester_cpus,
+            p.backlog.1,
+            namespaces.rcv.netns.clone(),
+        ),
+    ] {
+        let n = softnet::dropped_on(c.softnet, cpus)
+            .saturating_sub(placed)
+            .min(pool);
+        if n > 0 {
+            pool -= n;
+            let at = format!("cpu {}", format_cpu_list(cpus));
+            leftover.push(counted(side, &ns, &at, "-", n));
+        }
+    }
+    leftover
+}
+
+/// The side of a lab port by its role (`dut_in`, `gen`, ...).
+fn side_of_role(role: &str) -> Side {
+    if role.starts_with("dut") {
+        Side::Dut
+    } else {
+        Side::Tester
+    }
+}
+
+/// The counters, for what is left: the receiver's ring first (frames the
+/// kernel had but the receiver never read), then each interface's drop
+/// counters and its root qdisc's drops (a qdisc's drop does not count in
+/// the interface's tx_dropped; a kernel event of the same frame,
+/// QDISC_DROP, came first, so the qdisc adds only what the events missed,
+/// and likewise rx_dropped after the backlog's refusals). A driver's own
+/// drop statistics (ethtool) come before its interface's generic counters:
+/// they name the cause of what rx_dropped or rx_missed_errors also count.
+/// The qdisc and ethtool readers read this host only (a remote host's
+/// ports are read by its worker, into `ifaces` with their host), so only
+/// an interface counter can be another host's.
+fn place_counters(p: &mut Placing, lab: &LabView, namespaces: &LabNamespaces, c: &Counters<'_>) {
+    let mut counters: Vec<CounterRow> = vec![(
+        Side::Tester,
+        namespaces.rcv.host.clone(),
+        namespaces.rcv.netns.clone(),
+        lab.rcv.iface.clone(),
+        "ring",
+        "ring_drops".into(),
+        c.rx.ring_drops,
+    )];
+    for e in c.ethtool {
+        let ns = e.ns.clone().unwrap_or_else(|| HOST.to_string());
+        // An XDP receiver (`recv --io xdp`) drops every frame it counted:
+        // its interface's XDP drops are no loss.
+        let counted_then_dropped =
+            |name: &str| e.ns == lab.rcv.netns && e.iface == lab.rcv.iface && name.contains("xdp");
+        for (name, n) in e.drops.iter().filter(|d| !counted_then_dropped(&d.0)) {
+            counters.push((
+                side_of_role(&e.role),
+                None,
+                ns.clone(),
+                e.iface.clone(),
+                "interface",
+                name.clone(),
+                *n,
+            ));
+        }
+    }
+    for w in c.ifaces {
+        interface_rows(&mut counters, lab, c, w);
+    }
+    for q in c.qdiscs {
+        let ns = q.ns.clone().unwrap_or_else(|| HOST.to_string());
+        counters.push((
+            side_of_role(&q.role),
+            None,
+            ns,
+            q.iface.clone(),
+            "qdisc",
+            format!("{} drops", q.counters.kind),
+            q.counters.drops,
+        ));
+    }
+    for (side, host, ns, iface, layer, reason, n) in counters {
+        // A counter describes the places of its own host only (the ring's
+        // frames are no kernel event).
+        let counter = match (layer, reason.as_str()) {
+            ("qdisc", _) => Some("qdisc"),
+            ("interface", "rx_dropped") => Some("rx_dropped"),
+            _ => None,
+        };
+        let placed = counter
+            .and_then(|counter| {
+                p.seen
+                    .get_mut(&(host.clone(), ns.clone(), iface.clone(), counter))
+            })
+            .map(std::mem::take)
+            .unwrap_or(0);
+        p.push(Place {
+            side,
+            host: host_name(&host),
+            netns: ns,
+            iface,
+            layer: layer.into(),
+            reason,
+            location: "-".into(),
+            frames: n.saturating_sub(placed),
+        });
+    }
+}
+
+/// One interface's generic drop counters, less what its driver's own
+/// statistics (ethtool) already name.
+fn interface_rows<'a>(
+    counters: &mut Vec<CounterRow<'a>>,
+    lab: &LabView,
+    c: &Counters<'_>,
+    w: &IfaceCounters,
+) {
+    let side = side_of_role(&w.role);
+    let ns = w.ns.clone().unwrap_or_else(|| HOST.to_string());
+    let k = &w.counters;
+    // A veth counts a frame its peer's backlog refused twice: in its own
+    // tx_dropped and in the peer's rx_dropped (the kernel's
+    // enqueue_to_backlog adds it there). The peer, where it was refused,
+    // keeps them.
+    let peer = veth_peer(lab, &w.role);
+    let refused_by_peer = peer
+        .and_then(|peer| c.ifaces.iter().find(|p| p.role == peer))
+        .map_or(0, |p| p.counters.rx_dropped.min(k.tx_dropped));
+    // The rest of a veth's tx_dropped are frames its peer did not take
+    // either (its ring full: an XDP receiver's NAPI thread behind; its
+    // MTU; down): the peer's side's loss, d1's the receiver's and g0's the
+    // DUT's. A real interface's are its own side's.
+    let tx_side = peer.map_or(side, side_of_role);
+    // What the driver's statistics of this interface already placed (read
+    // on this host only).
+    let mut covered: u64 = c
+        .ethtool
+        .iter()
+        .filter(|e| w.host.is_none() && e.ns == w.ns && e.iface == w.iface)
+        .flat_map(|e| e.drops.iter().map(|d| d.1))
+        .sum();
+    for (name, n, side) in [
+        ("rx_dropped", k.rx_dropped, side),
+        ("rx_missed_errors", k.rx_missed_errors, side),
+        ("rx_fifo_errors", k.rx_fifo_errors, side),
+        ("rx_errors", k.rx_errors, side),
+        ("tx_dropped", k.tx_dropped - refused_by_peer, tx_side),
+        ("tx_errors", k.tx_errors, side),
+    ] {
+        let same = n.min(covered);
+        covered -= same;
+        counters.push((
+            side,
+            w.host.clone(),
+            ns.clone(),
+            w.iface.clone(),
+            "interface",
+            name.into(),
+            n - same,
+        ));
     }
 }
 
@@ -832,7 +989,7 @@ mod tests {
             namespaces: LabNamespaces::local("gen", "rcv", &["dut", "dut"]),
             rcv: Port::new("r0", Some("rcv")),
             veth: false,
-            dut_cpus: None,
+            cpus: None,
         }
     }
 
@@ -1109,6 +1266,35 @@ mod tests {
             ]
         );
         assert_eq!((d.dut, d.tester, d.unexplained), (10, 0, 0));
+
+        // d1 could not hand 7 more to r0 (its ring was full: r0's NAPI
+        // thread fell behind), which only d1's tx_dropped counts: in the
+        // built-in lab they are the receiver's loss; on real interfaces,
+        // d1's own.
+        let ifaces = [
+            iface("dut_in", "dut", "d0", 6, 0),
+            iface("dut_out", "dut", "d1", 0, 11),
+            iface("rcv", "rcv", "r0", 4, 0),
+        ];
+        let (tx, rx) = summaries(100, 83);
+        let c = Counters {
+            tx: &tx,
+            rx: &rx,
+            ifaces: &ifaces,
+            ..c
+        };
+        let d = reconcile_here(&builtin, None, &c);
+        assert_eq!(
+            d.places,
+            vec![
+                at(Side::Dut, "dut", "d0", "rx_dropped", 6),
+                at(Side::Tester, "dut", "d1", "tx_dropped", 7),
+                at(Side::Tester, "rcv", "r0", "rx_dropped", 4),
+            ]
+        );
+        assert_eq!((d.lost, d.dut, d.tester, d.unexplained), (17, 6, 11, 0));
+        let d = reconcile_here(&lab(), None, &c);
+        assert_eq!((d.dut, d.tester, d.unexplained), (17, 0, 0));
     }
 
     #[test]
@@ -1117,12 +1303,15 @@ mod tests {
         // and its CPU backlog refused 100 arriving on d0 (d0's rx_dropped
         // and the DUT CPU's softnet count both say 100). Under load the
         // tracer saw 850 QDISC_DROP and 70 CPU_BACKLOG: the 50 and 30 it
-        // missed belong to d1's qdisc and d0's rx_dropped, and the softnet
-        // counter adds nothing (the same 100 are placed already).
-        let lab = LabView {
-            dut_cpus: Some(vec![1]),
-            ..lab()
-        };
+        // missed belong to d1's qdisc and d0's backlog (counted: d0's
+        // rx_dropped and softnet both have 30 more than the events), and
+        // the softnet counter adds nothing more (the same 100 are placed).
+        let mut lab = lab();
+        lab.cpus = Some(pktlab_lab::CpuPlan {
+            mode: pktlab_lab::CpuMode::Isolated,
+            dut_cpus: vec![1],
+            tester_cpus: vec![0],
+        });
         let (tx, rx) = summaries(1000, 0);
         let qdiscs = [IfaceQdisc {
             role: "dut_out".into(),
@@ -1177,13 +1366,14 @@ mod tests {
             vec![
                 at("d1", "kernel", "QDISC_DROP", "__dev_queue_xmit", 850),
                 at("d0", "kernel", "CPU_BACKLOG", "enqueue_to_backlog", 70),
-                at("d0", "interface", "rx_dropped", "-", 30),
+                at("d0", "softnet", "CPU_BACKLOG", "enqueue_to_backlog", 30),
                 at("d1", "qdisc", "tbf drops", "-", 50),
             ]
         );
         assert_eq!((d.lost, d.dut, d.unexplained), (1000, 1000, 0));
         // Counters only, with 20 more lost than the counters explain: the
-        // softnet counter does not count d0's 100 a second time.
+        // 100 refusals are counted once, at d0, and the softnet counter
+        // does not count them a second time.
         let (tx, rx) = summaries(1020, 0);
         let d = reconcile(
             &lab,
@@ -1197,11 +1387,259 @@ mod tests {
         assert_eq!(
             d.places,
             vec![
-                at("d0", "interface", "rx_dropped", "-", 100),
+                at("d0", "softnet", "CPU_BACKLOG", "enqueue_to_backlog", 100),
                 at("d1", "qdisc", "tbf drops", "-", 900),
             ]
         );
         assert_eq!((d.lost, d.dut, d.unexplained), (1020, 1000, 20));
+    }
+
+    /// An interface's counters in the lab of [`lab`].
+    fn port(
+        role: &str,
+        ns: &str,
+        iface: &str,
+        rx_dropped: u64,
+        tx_dropped: u64,
+    ) -> crate::monitor::IfaceCounters {
+        crate::monitor::IfaceCounters {
+            role: role.into(),
+            ns: Some(ns.into()),
+            host: None,
+            iface: iface.into(),
+            counters: pktlab_io::iface::IfCounters {
+                rx_dropped,
+                tx_dropped,
+                ..Default::default()
+            },
+        }
+    }
+
+    fn softnet_dropped(cpu: usize, dropped: u64) -> SoftnetCpu {
+        SoftnetCpu {
+            cpu,
+            processed: 0,
+            dropped,
+            time_squeeze: 0,
+        }
+    }
+
+    fn counted(side: Side, ns: &str, iface: &str, location: &str, frames: u64) -> Place {
+        Place {
+            side,
+            host: "local".into(),
+            netns: ns.into(),
+            iface: iface.into(),
+            layer: "softnet".into(),
+            reason: "CPU_BACKLOG".into(),
+            location: location.into(),
+            frames,
+        }
+    }
+
+    #[test]
+    fn a_full_duts_backlog_refusals_are_counted_when_the_tracer_leaves_them() {
+        // A default run at full speed: 1916928 sent, 893334 received; the
+        // DUT's backlog (CPU 1) refused the other 1023594, which d0's
+        // rx_dropped and CPU 1's softnet `dropped` both count. The trial's
+        // tracer ran but leaves CPU_BACKLOG to these counters: it saw
+        // nothing. Every lost frame is placed, once, at d0, as counted.
+        let mut lab = lab();
+        lab.cpus = Some(pktlab_lab::CpuPlan {
+            mode: pktlab_lab::CpuMode::Isolated,
+            dut_cpus: vec![1],
+            tester_cpus: vec![0],
+        });
+        let (tx, rx) = summaries(1_916_928, 893_334);
+        let ifaces = [
+            port("gen", "gen", "g0", 0, 0),
+            port("dut_in", "dut", "d0", 1_023_594, 0),
+            port("dut_out", "dut", "d1", 0, 0),
+            port("rcv", "rcv", "r0", 0, 0),
+        ];
+        let softnet = [softnet_dropped(0, 0), softnet_dropped(1, 1_023_594)];
+        let c = Counters {
+            tx: &tx,
+            rx: &rx,
+            ifaces: &ifaces,
+            qdiscs: &[],
+            ethtool: &[],
+            softnet: &softnet,
+        };
+        let d = reconcile_here(&lab, Some(&[]), &c);
+        assert_eq!(
+            d,
+            Drops {
+                lost: 1_023_594,
+                dut: 1_023_594,
+                tester: 0,
+                unexplained: 0,
+                places: vec![counted(
+                    Side::Dut,
+                    "dut",
+                    "d0",
+                    "enqueue_to_backlog",
+                    1_023_594
+                )],
+                traced: true,
+                tracer_missed: 0,
+                tester_limited: false,
+            }
+        );
+        // The tracer off: the same place, counters only.
+        let d = reconcile_here(&lab, None, &c);
+        assert_eq!((d.places.len(), d.dut, d.traced), (1, 1_023_594, false));
+    }
+
+    #[test]
+    fn softnet_beyond_the_interfaces_lands_on_the_side_of_its_cpus() {
+        // Isolated: the DUT on CPU 1, the tester on CPU 0. d0's backlog
+        // (CPU 1) refused 600, r0's (CPU 0) 200, which d1's tx_dropped
+        // counts too (veth). Softnet counted 650 on CPU 1 and 230 on CPU
+        // 0: 50 and 30 refusals of no lab interface. 890 lost: 600 + 200
+        // + 50 + 30 + 10 that nothing explains.
+        let mut lab = lab();
+        let isolated = pktlab_lab::CpuPlan {
+            mode: pktlab_lab::CpuMode::Isolated,
+            dut_cpus: vec![1],
+            tester_cpus: vec![0],
+        };
+        lab.cpus = Some(isolated);
+        lab.veth = true;
+        let (tx, rx) = summaries(1890, 1000);
+        let ifaces = [
+            port("gen", "gen", "g0", 0, 0),
+            port("dut_in", "dut", "d0", 600, 0),
+            port("dut_out", "dut", "d1", 0, 200),
+            port("rcv", "rcv", "r0", 200, 0),
+        ];
+        let softnet = [softnet_dropped(0, 230), softnet_dropped(1, 650)];
+        let c = Counters {
+            tx: &tx,
+            rx: &rx,
+            ifaces: &ifaces,
+            qdiscs: &[],
+            ethtool: &[],
+            softnet: &softnet,
+        };
+        let d = reconcile_here(&lab, Some(&[]), &c);
+        assert_eq!(
+            d.places,
+            vec![
+                counted(Side::Dut, "dut", "d0", "enqueue_to_backlog", 600),
+                counted(Side::Tester, "rcv", "r0", "enqueue_to_backlog", 200),
+                counted(Side::Dut, "dut", "cpu 1", "-", 50),
+                counted(Side::Tester, "rcv", "cpu 0", "-", 30),
+            ]
+        );
+        assert_eq!(
+            (d.lost, d.dut, d.tester, d.unexplained),
+            (890, 650, 230, 10)
+        );
+        // The same with the tracer's events of 500 of d0's refusals and
+        // 150 of r0's: the events come first, the counters add the rest,
+        // and each side's CPUs still add only what their softnet counted
+        // beyond their own interfaces.
+        let mut d0 = event("dut", "d0", "CPU_BACKLOG", 500);
+        d0.location = "enqueue_to_backlog".into();
+        let mut r0 = event("rcv", "r0", "CPU_BACKLOG", 150);
+        r0.location = "enqueue_to_backlog".into();
+        let d = reconcile_here(&lab, Some(&[d0.clone(), r0.clone()]), &c);
+        assert_eq!(
+            d.places,
+            vec![
+                kernel_place(Side::Dut, &d0, 500),
+                kernel_place(Side::Tester, &r0, 150),
+                counted(Side::Dut, "dut", "d0", "enqueue_to_backlog", 100),
+                counted(Side::Tester, "rcv", "r0", "enqueue_to_backlog", 50),
+                counted(Side::Dut, "dut", "cpu 1", "-", 50),
+                counted(Side::Tester, "rcv", "cpu 0", "-", 30),
+            ]
+        );
+        assert_eq!((d.dut, d.tester, d.unexplained), (650, 230, 10));
+        // The DUT's CPU alone counted more than d0 (CPU 0 nothing beyond
+        // r0): every extra frame is the DUT's, none the tester's.
+        let softnet = [softnet_dropped(0, 200), softnet_dropped(1, 680)];
+        let d = reconcile_here(
+            &lab,
+            Some(&[]),
+            &Counters {
+                softnet: &softnet,
+                ..c
+            },
+        );
+        assert_eq!((d.dut, d.tester, d.unexplained), (680, 200, 10));
+        assert_eq!(d.places[2..], [counted(Side::Dut, "dut", "cpu 1", "-", 80)]);
+        // Shared mode: every CPU is both sides', so what softnet counted
+        // beyond the interfaces is no side's and stays unexplained; the
+        // interfaces still say whose refusals theirs were.
+        lab.cpus = Some(pktlab_lab::CpuPlan::shared(&[0, 1]));
+        let d = reconcile_here(&lab, Some(&[]), &c);
+        assert_eq!(
+            d.places,
+            vec![
+                counted(Side::Dut, "dut", "d0", "enqueue_to_backlog", 600),
+                counted(Side::Tester, "rcv", "r0", "enqueue_to_backlog", 200),
+            ]
+        );
+        assert_eq!((d.dut, d.tester, d.unexplained), (600, 200, 90));
+    }
+
+    #[test]
+    fn an_interfaces_refusals_are_counted_only_as_far_as_softnet_counted_them() {
+        // d0's rx_dropped says 300, but the lab's CPUs refused only 200
+        // at their backlogs: the other 100 are d0's other drops (its ring
+        // full, say), placed by the interface counter, not as CPU_BACKLOG.
+        let mut lab = lab();
+        lab.cpus = Some(pktlab_lab::CpuPlan {
+            mode: pktlab_lab::CpuMode::Isolated,
+            dut_cpus: vec![1],
+            tester_cpus: vec![0],
+        });
+        let (tx, rx) = summaries(1300, 1000);
+        let ifaces = [port("dut_in", "dut", "d0", 300, 0)];
+        let softnet = [softnet_dropped(0, 0), softnet_dropped(1, 200)];
+        let d = reconcile_here(
+            &lab,
+            Some(&[]),
+            &Counters {
+                tx: &tx,
+                rx: &rx,
+                ifaces: &ifaces,
+                qdiscs: &[],
+                ethtool: &[],
+                softnet: &softnet,
+            },
+        );
+        assert_eq!(
+            d.places,
+            vec![
+                counted(Side::Dut, "dut", "d0", "enqueue_to_backlog", 200),
+                Place {
+                    layer: "interface".into(),
+                    reason: "rx_dropped".into(),
+                    location: "-".into(),
+                    ..counted(Side::Dut, "dut", "d0", "-", 100)
+                },
+            ]
+        );
+        assert_eq!((d.dut, d.unexplained), (300, 0));
+    }
+
+    #[test]
+    fn the_tracer_watches_the_generators_and_duts_namespaces_only() {
+        // This process's namespace (`host`) is the generator's and the
+        // DUT's: one inode, once.
+        let own = netns_inode(None).unwrap();
+        let lab = LabNamespaces::local(HOST, "pktlab-no-such-rcv", &[HOST]);
+        assert_eq!(lab.watch_list(), vec![own]);
+        // Everything in the receiver's namespace: no namespace of this
+        // host holds a loss, so none is watched (0 is no namespace).
+        let lab = LabNamespaces::local(HOST, HOST, &[HOST]);
+        assert_eq!(lab.watch_list(), vec![0]);
+        // A namespace that cannot be resolved: every namespace.
+        let lab = LabNamespaces::local("pktlab-no-such-gen", HOST, &[HOST]);
+        assert!(lab.watch_list().is_empty());
     }
 
     #[test]

@@ -1,11 +1,19 @@
 //! The drop tracer (`pktlab_io::droptrace`) as trials use it: started once
 //! per campaign, `gen` or `recv` run, or worker job, in the mode asked for
 //! ([`DropTrace`]), and read around each trial ([`Window`]).
+//!
+//! A campaign's tracer ([`Tracer::start_for_trials`]) leaves the
+//! backlog's refusals (CPU_BACKLOG) to the kernel's counters and watches
+//! only the namespaces where a drop is the lab's loss (see
+//! `crate::drops`); in auto mode it is unloaded for a full-speed trial,
+//! whose generator would pay for the tracer's call on every frame the lab
+//! frees.
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use pktlab_io::droptrace::{DropCounts, DropTracer, Places};
+use pktlab_io::droptrace::{DropCounts, DropTracer, Places, TraceOptions};
 use pktlab_lab::softnet;
 
 use crate::drops::{
@@ -14,45 +22,82 @@ use crate::drops::{
 };
 use crate::LossError;
 
-/// A running tracer, or none: in mode `off`, or in mode `auto` where BPF is
-/// not allowed (then every window is counters only).
+/// A running tracer, what it was started with, and the names of its keys.
+struct Started {
+    tracer: DropTracer,
+    places: Places,
+}
+
+/// A drop tracer in the mode asked for: none in mode `off`, or in mode
+/// `auto` where BPF is not allowed (then every window is counters only).
 pub struct Tracer {
     mode: DropTrace,
-    running: Option<Mutex<(DropTracer, Places)>>,
+    options: TraceOptions,
+    /// None: off or unavailable. Inside, None: unloaded for a while (a
+    /// full-speed trial in auto mode), loaded again by the next window.
+    running: Option<Mutex<Option<Started>>>,
+    /// A full-speed trial went untraced in auto mode (said once).
+    said_full_speed: AtomicBool,
 }
+
+/// What [`Tracer::trial_window`] says once: why full-speed trials go
+/// untraced in auto mode.
+pub const FULL_SPEED_UNTRACED: &str = "drop trace auto: off at full speed, where the tracer's \
+     call on every frame the lab frees would slow the generator; the loss is attributed from \
+     counters only (--drop-trace on traces it)";
 
 impl Tracer {
     /// Counters only.
     pub const fn off() -> Tracer {
         Tracer {
             mode: DropTrace::Off,
+            options: TraceOptions {
+                all: false,
+                backlog_counted: false,
+            },
             running: None,
+            said_full_speed: AtomicBool::new(false),
         }
     }
 
-    /// Starts the tracer unless `mode` is off. In auto mode a tracer that
-    /// cannot start is no error: it returns why, for the caller to say
-    /// once, and the trials go on with counters only.
+    /// Starts the tracer unless `mode` is off: it counts the test frames
+    /// every namespace drops, for whatever reason. In auto mode a tracer
+    /// that cannot start is no error: it returns why, for the caller to
+    /// say once, and the trials go on with counters only.
     pub fn start(mode: DropTrace) -> Result<(Tracer, Option<String>), LossError> {
+        Tracer::start_with(mode, TraceOptions::default())
+    }
+
+    /// [`Tracer::start`] for a campaign's trials: the backlog's refusals
+    /// are left to the kernel's counters, and each window watches the
+    /// namespaces its lab names ([`Tracer::trial_window`]).
+    pub fn start_for_trials(mode: DropTrace) -> Result<(Tracer, Option<String>), LossError> {
+        Tracer::start_with(
+            mode,
+            TraceOptions {
+                all: false,
+                backlog_counted: true,
+            },
+        )
+    }
+
+    fn start_with(
+        mode: DropTrace,
+        options: TraceOptions,
+    ) -> Result<(Tracer, Option<String>), LossError> {
         if mode == DropTrace::Off {
             return Ok((Tracer::off(), None));
         }
-        match DropTracer::start(false) {
-            Ok(t) => Ok((
-                Tracer {
-                    mode,
-                    running: Some(Mutex::new((t, Places::load()))),
-                },
-                None,
-            )),
-            Err(e) if mode == DropTrace::Auto => Ok((
-                Tracer {
-                    mode,
-                    running: None,
-                },
-                Some(e.to_string()),
-            )),
-            Err(e) => Err(LossError::Trace(e.to_string())),
+        let tracer = |running| Tracer {
+            mode,
+            options,
+            running,
+            said_full_speed: AtomicBool::new(false),
+        };
+        match load(options) {
+            Ok(started) => Ok((tracer(Some(Mutex::new(Some(started)))), None)),
+            Err(e) if mode == DropTrace::Auto => Ok((tracer(None), Some(e.to_string()))),
+            Err(e) => Err(e),
         }
     }
 
@@ -63,8 +108,45 @@ impl Tracer {
 
     /// The tracer's counts now: the start of a trial's window.
     pub fn window(&self) -> Result<Window<'_>, LossError> {
+        self.window_watching(&[])
+    }
+
+    /// The start of a trial's window on a lab whose namespaces of this
+    /// host are `watched` (inodes, [`LabNamespaces::watch_list`]; empty:
+    /// every namespace). `full_speed`: the generator sends as fast as it
+    /// can; in auto mode such a trial runs on the counters alone, and the
+    /// first one returns [`FULL_SPEED_UNTRACED`] for the caller to say.
+    pub fn trial_window(
+        &self,
+        watched: &[u32],
+        full_speed: bool,
+    ) -> Result<(Window<'_>, Option<&'static str>), LossError> {
+        if full_speed && self.mode == DropTrace::Auto {
+            if let Some(r) = &self.running {
+                // An attached program costs every frame freed, read or not.
+                *lock(r) = None;
+                let first = !self.said_full_speed.swap(true, Ordering::Relaxed);
+                let window = Window {
+                    tracer: self,
+                    before: None,
+                };
+                return Ok((window, first.then_some(FULL_SPEED_UNTRACED)));
+            }
+        }
+        Ok((self.window_watching(watched)?, None))
+    }
+
+    fn window_watching(&self, watched: &[u32]) -> Result<Window<'_>, LossError> {
         let before = match &self.running {
-            Some(r) => Some(lock(r).0.read().map_err(trace_error)?),
+            Some(r) => {
+                let mut guard = lock(r);
+                if guard.is_none() {
+                    *guard = Some(load(self.options)?);
+                }
+                let started = guard.as_mut().expect("loaded above");
+                started.tracer.watch(watched).map_err(trace_error)?;
+                Some(started.tracer.read().map_err(trace_error)?)
+            }
             None => None,
         };
         Ok(Window {
@@ -75,11 +157,25 @@ impl Tracer {
 
     fn total_since(&self, before: &DropCounts) -> Option<u64> {
         let r = self.running.as_ref()?;
-        lock(r).0.read().ok().map(|c| c.since(before).total())
+        let guard = lock(r);
+        guard
+            .as_ref()?
+            .tracer
+            .read()
+            .ok()
+            .map(|c| c.since(before).total())
     }
 }
 
-fn lock(m: &Mutex<(DropTracer, Places)>) -> std::sync::MutexGuard<'_, (DropTracer, Places)> {
+fn load(options: TraceOptions) -> Result<Started, LossError> {
+    let tracer = DropTracer::start_with(options).map_err(trace_error)?;
+    Ok(Started {
+        tracer,
+        places: Places::load(),
+    })
+}
+
+fn lock(m: &Mutex<Option<Started>>) -> MutexGuard<'_, Option<Started>> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -102,10 +198,12 @@ impl Window<'_> {
             return Ok(None);
         };
         let mut guard = lock(r);
-        let (tracer, places) = &mut *guard;
-        let grew = tracer.read().map_err(trace_error)?.since(&before);
+        let Some(started) = guard.as_mut() else {
+            return Ok(None);
+        };
+        let grew = started.tracer.read().map_err(trace_error)?.since(&before);
         Ok(Some(Traced {
-            places: places.name(&grew),
+            places: started.places.name(&grew),
             missed: grew.missed,
         }))
     }

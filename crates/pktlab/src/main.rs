@@ -61,6 +61,9 @@ enum Command {
     },
     /// Run a job for a controller on another host (started over ssh)
     Worker(cmd::worker::Args),
+    /// What the built-in DUT configurations run on the DUT (not for people)
+    #[command(hide = true)]
+    Knob(cmd::knob::Args),
     /// Print shell completions (bash, zsh, fish)
     Completions(cmd::docs::CompletionsArgs),
     /// Write the man pages of pktlab and its subcommands into a directory
@@ -116,6 +119,7 @@ fn main() {
         Command::Ministat(a) => cmd::ministat::run(a),
         Command::PktgenLog(a) => cmd::pktgen_log::run(a),
         Command::Worker(a) => cmd::worker::run(a),
+        Command::Knob(a) => cmd::knob::run(a),
         Command::Completions(a) => cmd::docs::completions(a, Cli::command()),
         Command::Man(a) => cmd::docs::man(a, Cli::command()),
         Command::PktGen { args } => {

@@ -509,3 +509,149 @@ apply = ["tc qdisc show dev d1"]
         }
     }
 }
+
+/// CPU 1's `dropped` in /proc/net/softnet_stat (the second field, hex; the
+/// 13th field is the CPU's number), read here without pktlab.
+fn softnet_dropped(cpu: u64) -> u64 {
+    let text = std::fs::read_to_string("/proc/net/softnet_stat").unwrap();
+    text.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| u64::from_str_radix(f[12], 16).unwrap() == cpu)
+        .map(|f| u64::from_str_radix(f[1], 16).unwrap())
+        .unwrap()
+}
+
+/// A slowed DUT's run at full speed through the campaign `file` with
+/// `--drop-trace MODE`: its result line, stdout and stderr, and the frames
+/// d0's rx_dropped and CPU 1's softnet `dropped` counted meanwhile, read
+/// here before and after the run (only this run sends through this lab).
+fn slow_run(lab: &Lab, file: &std::path::Path, mode: &str) -> (Value, common::Run, u64, u64) {
+    let out_dir = file.with_file_name(format!("out-{mode}"));
+    let d0_before = common::link_rx_dropped(&lab.ns("dut"), "d0");
+    let cpu1_before = softnet_dropped(1);
+    let r = common::finish(
+        std::process::Command::new("taskset")
+            .args([
+                "-c",
+                "0,1",
+                common::PKTLAB,
+                "bench",
+                "--drop-trace",
+                mode,
+                "-f",
+            ])
+            .args([file.to_str().unwrap(), "-o", out_dir.to_str().unwrap()])
+            .output()
+            .unwrap(),
+    );
+    let d0 = common::link_rx_dropped(&lab.ns("dut"), "d0") - d0_before;
+    let cpu1 = softnet_dropped(1) - cpu1_before;
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let text = std::fs::read_to_string(out_dir.join("runs/slow.inet4.1.jsonl")).unwrap();
+    let v: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    (v, r, d0, cpu1)
+}
+
+#[test]
+fn a_full_duts_backlog_refusals_are_placed_exactly_from_the_kernels_counters() {
+    // A DUT slowed down by 300 nft rules that match nothing, at full
+    // speed: its backlog (CPU 1, the built-in plan's DUT CPU on this
+    // process's CPUs 0 and 1) refuses most frames. The refusals are placed
+    // at d0, counted, exactly as many as d0's rx_dropped says: with the
+    // tracer on, which leaves CPU_BACKLOG to the counters, and in auto
+    // mode, which at full speed runs on the counters alone.
+    let _serial = common::one_at_a_time();
+    let lab = Lab::up();
+    let dir = tempfile::tempdir().unwrap();
+    let rules: String = (0..300)
+        .map(|i| {
+            format!(
+                "add rule ip pktlabslow forward_test udp sport {} counter; ",
+                60000 + i
+            )
+        })
+        .collect();
+    let file = dir.path().join("slow.toml");
+    std::fs::write(
+        &file,
+        format!(
+            r#"name = "slow"
+[lab]
+prefix = "{}"
+[run]
+iterations = 1
+duration = "3s"
+warmup = "1s"
+tail = "1s"
+[[traffic]]
+name = "inet4"
+[[config]]
+name = "slow"
+apply = ["nft 'add table ip pktlabslow; add chain ip pktlabslow forward_test {{ type filter hook forward priority 0; }}; {rules}'"]
+revert = ["nft delete table ip pktlabslow"]
+"#,
+            lab.prefix
+        ),
+    )
+    .unwrap();
+    for mode in ["on", "auto"] {
+        let (v, r, d0, cpu1) = slow_run(&lab, &file, mode);
+        let d = &v["drops"];
+        assert!(d0 > 1000, "the slowed DUT refused only {d0} frames: {v}");
+        // Every refusal counted on the DUT's CPU's softnet too (other
+        // labs' may add to it, never take from it).
+        assert!(cpu1 >= d0, "softnet CPU 1 {cpu1}, d0 {d0}");
+        let places = d["places"].as_array().unwrap();
+        let at_d0 = |layer: &str, reason: &str| -> u64 {
+            places
+                .iter()
+                .filter(|p| p["iface"] == "d0" && p["layer"] == layer && p["reason"] == reason)
+                .map(|p| p["frames"].as_u64().unwrap())
+                .sum()
+        };
+        // Softnet counted all of d0's: every one placed as a counted
+        // CPU_BACKLOG at d0, none left to the interface counter, none
+        // traced.
+        assert_eq!(at_d0("softnet", "CPU_BACKLOG"), d0, "{mode}: {v}");
+        assert_eq!(at_d0("interface", "rx_dropped"), 0, "{mode}: {v}");
+        assert_eq!(at_d0("kernel", "CPU_BACKLOG"), 0, "{mode}: {v}");
+        let place = places
+            .iter()
+            .find(|p| p["layer"] == "softnet" && p["iface"] == "d0")
+            .unwrap();
+        assert_eq!(
+            place,
+            &json!({"side": "dut", "host": "local", "netns": lab.ns("dut"), "iface": "d0",
+                "layer": "softnet", "reason": "CPU_BACKLOG", "location": "enqueue_to_backlog",
+                "frames": d0}),
+            "{v}"
+        );
+        // The loss adds up, and the refusals are the DUT's.
+        let lost = v["lost"].as_u64().unwrap();
+        let sum: u64 = places.iter().map(|p| p["frames"].as_u64().unwrap()).sum();
+        assert_eq!(sum + d["unexplained"].as_u64().unwrap(), lost, "{v}");
+        assert!(d["dut"].as_u64().unwrap() >= d0, "{v}");
+        // The printed line says the place was counted; in auto mode, that
+        // there was no tracer at all, and stderr says why.
+        let line = r
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("lost {lost} (")))
+            .unwrap_or_else(|| panic!("{}", r.stdout));
+        assert!(
+            line.contains(&format!("DUT enqueue_to_backlog CPU_BACKLOG {d0} ("))
+                && line.contains("%, counted)"),
+            "{line}"
+        );
+        let untraced = "drop trace auto: off at full speed";
+        if mode == "on" {
+            assert_eq!(d["traced"], true, "{v}");
+            assert!(!line.ends_with(" (counters only)"), "{line}");
+            assert!(!r.stderr.contains(untraced), "{}", r.stderr);
+        } else {
+            assert_eq!(d["traced"], false, "{v}");
+            assert!(line.ends_with(" (counters only)"), "{line}");
+            assert_eq!(r.stderr.matches(untraced).count(), 1, "{}", r.stderr);
+        }
+    }
+}

@@ -237,7 +237,19 @@ fn blackhole_and_unresolvable_next_hop_are_attributed_in_text() {
     let mut neigh = 0;
     let mut blackhole = 0;
     let mut backlog = 0;
-    for line in &summary[1..] {
+    // The last line, when a backlog refused frames meanwhile: what the
+    // kernel counted (softnet), CPU by CPU.
+    let counted_line = "counted by the kernel meanwhile (softnet dropped, frames of any kind): \
+                        CPU_BACKLOG ";
+    let (counted, places): (Vec<&str>, Vec<&str>) = summary[1..]
+        .iter()
+        .partition(|l| l.starts_with(counted_line));
+    let counted: u64 = counted
+        .iter()
+        .flat_map(|l| l[counted_line.len()..].split(", "))
+        .map(|cpu| cpu.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    for line in &places {
         let f: Vec<&str> = line.split_whitespace().collect();
         // frames (share%) netns iface location reason
         assert_eq!(f.len(), 7, "{line}");
@@ -252,6 +264,9 @@ fn blackhole_and_unresolvable_next_hop_are_attributed_in_text() {
     }
     assert_eq!((blackhole, neigh), (100, 100), "{text}");
     assert!(backlog <= refused.dut, "{refused:?} {text}");
+    // Every refusal traced was counted too (the count has every frame,
+    // other labs' as well).
+    assert!(counted >= backlog, "{text}");
     assert!(
         summary
             .first()

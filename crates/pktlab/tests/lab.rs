@@ -937,7 +937,8 @@ fn cpu_plan_masks_read_back_status_shows_it_down_removes_all() {
     assert_eq!(r.stderr, "");
     assert!(
         r.stdout.contains(
-            "  CPU plan isolated: DUT CPUs 1, tester CPUs 0; GRO on d0 (for gen --io xdp)\n"
+            "  CPU plan isolated: DUT CPUs 1, tester CPUs 0; GRO on d0 (for gen --io xdp); \
+             r0's NAPI in threads on CPUs 0 (for recv --io xdp)\n"
         ),
         "{}",
         r.stdout
@@ -954,12 +955,21 @@ fn cpu_plan_masks_read_back_status_shows_it_down_removes_all() {
     assert_eq!(masks(&p, false), want);
     assert!(gro_on_d0(&p));
     let text = ok(&["lab", "status", "--prefix", &p.0]);
+    let json = status_json(&p.0);
+    let napi = &json["cpus"]["rcv_napi"]["threads"][0];
     assert_eq!(
         text.lines().nth(1),
-        Some("CPU plan: isolated: DUT CPUs 1 (RPS on d0 d1), tester CPUs 0 (RPS on g0 r0); GRO on d0 on"),
+        Some(
+            format!(
+                "CPU plan: isolated: DUT CPUs 1 (RPS on d0 d1), tester CPUs 0 (RPS on g0 r0); \
+                 GRO on d0 on; r0's NAPI in thread {} (pid {}) on CPUs 0 at SCHED_FIFO 1",
+                napi["name"].as_str().unwrap(),
+                napi["pid"]
+            )
+            .as_str()
+        ),
         "{text}"
     );
-    let json = status_json(&p.0);
     assert_eq!(json["cpus"]["plan"]["mode"], "isolated");
     assert_eq!(json["cpus"]["plan"]["dut_cpus"], serde_json::json!([1]));
     assert_eq!(json["cpus"]["plan"]["tester_cpus"], serde_json::json!([0]));
@@ -1011,6 +1021,166 @@ fn cpu_plan_masks_read_back_status_shows_it_down_removes_all() {
             "stray link on the host: {name} {mac}"
         );
     }
+}
+
+/// The names of the `napi/r0-*` kernel threads now (any lab's), by pid.
+fn r0_napi_threads() -> BTreeMap<u32, String> {
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+        if comm.starts_with("napi/r0-") {
+            out.insert(pid, comm.trim_end().to_string());
+        }
+    }
+    out
+}
+
+/// A thread's allowed CPUs as /proc says (`Cpus_allowed_list`).
+fn allowed_cpus(pid: u32) -> String {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// `chrt -p PID`'s two lines: policy and priority.
+fn chrt(pid: u32) -> String {
+    let out = Command::new("chrt")
+        .args(["-p", &pid.to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "chrt -p {pid}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Sends `n` test frames through the lab at a slow rate into `recv --io
+/// IO` and returns the receiver's summary.
+fn send_into_receiver(p: &Prefix, io: &str, n: &str) -> Value {
+    let rx = Command::new("ip")
+        .args(["netns", "exec", &p.ns("rcv"), PKTLAB, "recv", "-i", "r0"])
+        .args(["--io", io, "--json", "-q", "-n", n, "-W", "2", "-t", "30s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let gen = Command::new("ip")
+        .args(["netns", "exec", &p.ns("gen"), PKTLAB, "gen", "-i", "g0"])
+        .args(["--io", "xdp", "--cpus", "0", "-R", "20kpps", "-n", n, "-q"])
+        .output()
+        .unwrap();
+    assert!(
+        gen.status.success(),
+        "{}",
+        String::from_utf8_lossy(&gen.stderr)
+    );
+    let out = rx.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(text.lines().last().unwrap()).unwrap()
+}
+
+#[test]
+fn the_receivers_napi_runs_in_a_pinned_thread_on_the_tester_cpu_and_goes_with_the_lab() {
+    let p = Prefix::new();
+    let before = r0_napi_threads();
+    // Allowed CPUs 0 and 1: the DUT on 1, the tester on 0.
+    let r = pktlab_on("0,1", &["lab", "up", "--prefix", &p.0]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // Read back without pktlab: r0 is threaded with GRO on, and the lab
+    // made a new napi/r0-* thread, pinned to CPU 0 at SCHED_FIFO 1.
+    let rcv = p.ns("rcv");
+    let sh = |cmd: &str| {
+        let out = Command::new("ip")
+            .args(["netns", "exec", &rcv, "sh", "-c", cmd])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(sh("cat /sys/class/net/r0/threaded").trim(), "1");
+    assert!(sh("ethtool -k r0").contains("generic-receive-offload: on"));
+    let json = status_json(&p.0);
+    let threads = json["cpus"]["rcv_napi"]["threads"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(threads.len(), 1, "one receive queue, one thread: {json}");
+    let pid = threads[0]["pid"].as_u64().unwrap() as u32;
+    let now = r0_napi_threads();
+    assert!(!before.contains_key(&pid), "thread {pid} is the lab's own");
+    assert_eq!(
+        now.get(&pid),
+        threads[0]["name"].as_str().map(String::from).as_ref()
+    );
+    assert_eq!(allowed_cpus(pid), "0");
+    let policy = chrt(pid);
+    assert!(
+        policy.contains("SCHED_FIFO") && policy.contains("priority: 1"),
+        "{policy}"
+    );
+    assert_eq!(
+        json["cpus"]["rcv_napi"]["threads"][0]["cpus"],
+        serde_json::json!([0])
+    );
+    assert_eq!(json["cpus"]["rcv_napi"]["threads"][0]["fifo"], 1);
+
+    // The in-kernel receiver's program runs there: every frame counted on
+    // CPU 0, none on the DUT's CPU 1, though d1 (CPU 1) sent them.
+    let summary = send_into_receiver(&p, "xdp", "2000");
+    assert_eq!(summary["packets"], 2000, "{summary}");
+    let cpus: Vec<(u64, u64)> = summary["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["cpu"].as_u64().unwrap(), t["packets"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(cpus, vec![(0, 2000)], "{summary}");
+
+    // A thread moved by hand is not the plan: `lab up` puts it back.
+    let moved = Command::new("taskset")
+        .args(["-pc", "0,1", &pid.to_string()])
+        .output()
+        .unwrap();
+    assert!(moved.status.success());
+    let r = pktlab_on("0,1", &["lab", "up", "--prefix", &p.0]);
+    assert!(
+        r.stdout.contains("applied CPU plan isolated"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(allowed_cpus(pid), "0");
+
+    // Shared mode takes r0's NAPI back to the kernel's defaults.
+    let r = pktlab_on("0,1", &["lab", "up", "--prefix", &p.0, "--dut-cpus", "all"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(sh("cat /sys/class/net/r0/threaded").trim(), "0");
+    assert!(!r0_napi_threads().contains_key(&pid));
+    let json = status_json(&p.0);
+    assert_eq!(json["cpus"]["rcv_napi"]["threads"], serde_json::json!([]));
+
+    // Back to isolated, then down: the thread goes with r0.
+    let r = pktlab_on("0,1", &["lab", "up", "--prefix", &p.0]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let pid = status_json(&p.0)["cpus"]["rcv_napi"]["threads"][0]["pid"]
+        .as_u64()
+        .unwrap() as u32;
+    assert_eq!(allowed_cpus(pid), "0");
+    ok(&["lab", "down", "--prefix", &p.0]);
+    // The kernel dismantles a deleted namespace's devices in the
+    // background: the thread goes a moment later.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while r0_napi_threads().contains_key(&pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        !r0_napi_threads().contains_key(&pid),
+        "thread {pid} outlived the lab by 10 s"
+    );
 }
 
 #[test]

@@ -183,7 +183,9 @@ pub(crate) fn percent(part: u64, whole: u64) -> String {
 /// (100%)`; a counter's place is named by its interface, with its host
 /// when it is another one (`DUT root@dut1:d0 rx_dropped 10 (5.0%)`); a
 /// place of no known side by its namespace and interface (`lab-dut d0
-/// nft_do_chain NETFILTER_DROP 4000 (100%)`).
+/// nft_do_chain NETFILTER_DROP 4000 (100%)`). A kernel drop reason that
+/// the kernel's counters counted rather than the tracer says so: `DUT
+/// enqueue_to_backlog CPU_BACKLOG 4000 (100%, counted)`.
 pub(crate) fn place_text(p: &Place, lost: u64) -> String {
     let mut at = if p.location == "-" {
         p.iface.clone()
@@ -200,8 +202,13 @@ pub(crate) fn place_text(p: &Place, lost: u64) -> String {
         Side::Unknown if p.location == "-" => p.netns.clone(),
         Side::Unknown => format!("{} {}", p.netns, p.iface),
     };
+    let counted = if p.layer == "softnet" {
+        ", counted"
+    } else {
+        ""
+    };
     format!(
-        "{side} {at} {} {} ({})",
+        "{side} {at} {} {} ({}{counted})",
         p.reason,
         p.frames,
         percent(p.frames, lost)
@@ -275,6 +282,36 @@ mod drops_tests {
         assert_eq!(
             drops_line(&d, 727_273),
             "lost 4000 (0.55%): DUT nft_do_chain NETFILTER_DROP 4000 (100%)"
+        );
+    }
+
+    #[test]
+    fn a_counted_backlog_refusal_says_so() {
+        let d0 = Place {
+            layer: "softnet".into(),
+            iface: "d0".into(),
+            ..place(Side::Dut, "enqueue_to_backlog", "CPU_BACKLOG", 1_023_594)
+        };
+        let cpu = Place {
+            layer: "softnet".into(),
+            iface: "cpu 1".into(),
+            ..place(Side::Dut, "-", "CPU_BACKLOG", 6)
+        };
+        let d = Drops {
+            lost: 1_023_600,
+            dut: 1_023_600,
+            tester: 0,
+            unexplained: 0,
+            places: vec![d0, cpu],
+            traced: true,
+            tracer_missed: 0,
+            tester_limited: false,
+        };
+        // 1023600 of 1916928 sent is 53.4%; 6 of 1023600 is 0.00059%.
+        assert_eq!(
+            drops_line(&d, 1_916_928),
+            "lost 1023600 (53%): DUT enqueue_to_backlog CPU_BACKLOG 1023594 (100%, counted), \
+             DUT cpu 1 CPU_BACKLOG 6 (0.00%, counted)"
         );
     }
 

@@ -2,7 +2,8 @@
 //! where a configuration's lost frames went over its runs (`pktlab
 //! compare`, the report).
 
-use pktlab_io::droptrace::NamedDrop;
+use pktlab_io::droptrace::{NamedDrop, BACKLOG_REASON};
+use pktlab_lab::softnet::SoftnetCpu;
 use pktlab_loss::drops::{LossSum, Place};
 use serde_json::{json, Value};
 
@@ -100,14 +101,24 @@ pub fn interval_json(t: u64, seconds: f64, places: &[NamedDrop]) -> Value {
     })
 }
 
-/// The run's summary.
-pub fn summary_json(seconds: f64, places: &[NamedDrop]) -> Value {
+/// The run's summary: the traced places (test frames), and what the
+/// kernel's own counters counted meanwhile (`counted`: each CPU whose
+/// backlog refused frames, of any kind, from softnet's `dropped`).
+pub fn summary_json(seconds: f64, places: &[NamedDrop], backlogs: &[SoftnetCpu]) -> Value {
     let total: u64 = places.iter().map(|p| p.frames).sum();
+    let counted: Vec<Value> = backlogs
+        .iter()
+        .filter(|c| c.dropped > 0)
+        .map(|c| {
+            json!({"layer": "softnet", "cpu": c.cpu, "reason": BACKLOG_REASON, "frames": c.dropped})
+        })
+        .collect();
     json!({
         "type": "summary",
         "seconds": seconds,
         "places": places.iter().map(place_json).collect::<Vec<_>>(),
         "total": total,
+        "counted": counted,
     })
 }
 
@@ -142,8 +153,15 @@ pub fn interval_text(t: u64, seconds: f64, places: &[NamedDrop]) -> String {
         .join("\n")
 }
 
-/// The summary as text: the total, then each place with its share.
-pub fn summary_text(seconds: f64, all: bool, places: &[NamedDrop]) -> String {
+/// The summary as text: the total, then each place with its share (all
+/// traced), then the CPUs' backlog refusals the kernel counted meanwhile
+/// (of every frame, test frames or not), if any.
+pub fn summary_text(
+    seconds: f64,
+    all: bool,
+    places: &[NamedDrop],
+    backlogs: &[SoftnetCpu],
+) -> String {
     let total: u64 = places.iter().map(|p| p.frames).sum();
     let what = if all { "frames" } else { "test frames" };
     let mut out = format!("{total} {what} dropped in {seconds:.1}s");
@@ -156,6 +174,18 @@ pub fn summary_text(seconds: f64, all: bool, places: &[NamedDrop]) -> String {
         out.push_str(&format!(
             "\n  {:>10} ({share:5.1}%)  {} {} {} {}",
             p.frames, p.netns, p.iface, p.location, p.reason
+        ));
+    }
+    let refused: Vec<String> = backlogs
+        .iter()
+        .filter(|c| c.dropped > 0)
+        .map(|c| format!("CPU {} {}", c.cpu, c.dropped))
+        .collect();
+    if !refused.is_empty() {
+        out.push_str(&format!(
+            "\ncounted by the kernel meanwhile (softnet dropped, frames of any kind): \
+             {BACKLOG_REASON} {}",
+            refused.join(", ")
         ));
     }
     out
@@ -177,14 +207,30 @@ mod tests {
 
     #[test]
     fn summary_text_gives_shares() {
-        let text = summary_text(2.0, false, &[place("dut", 3000), place("gen", 1000)]);
+        let text = summary_text(2.0, false, &[place("dut", 3000), place("gen", 1000)], &[]);
         assert_eq!(
             text,
             "4000 test frames dropped in 2.0s\n\
              \x20       3000 ( 75.0%)  dut d0 nf_hook_slow NETFILTER_DROP\n\
              \x20       1000 ( 25.0%)  gen d0 nf_hook_slow NETFILTER_DROP"
         );
-        assert_eq!(summary_text(1.0, true, &[]), "0 frames dropped in 1.0s");
+        assert_eq!(
+            summary_text(1.0, true, &[], &[]),
+            "0 frames dropped in 1.0s"
+        );
+        // The backlogs' refusals the kernel counted, CPU by CPU.
+        let cpu = |cpu, dropped| SoftnetCpu {
+            cpu,
+            processed: 0,
+            dropped,
+            time_squeeze: 0,
+        };
+        assert_eq!(
+            summary_text(1.0, false, &[], &[cpu(0, 0), cpu(1, 6167), cpu(3, 2)]),
+            "0 test frames dropped in 1.0s\n\
+             counted by the kernel meanwhile (softnet dropped, frames of any kind): \
+             CPU_BACKLOG CPU 1 6167, CPU 3 2"
+        );
     }
 
     #[test]
@@ -311,11 +357,26 @@ mod tests {
 
     #[test]
     fn summary_json_has_the_issue_keys() {
-        let v = summary_json(1.0, &[place("dut", 7)]);
+        let backlog = SoftnetCpu {
+            cpu: 1,
+            processed: 9,
+            dropped: 4,
+            time_squeeze: 0,
+        };
+        let v = summary_json(1.0, &[place("dut", 7)], &[backlog]);
         assert_eq!(v["type"], "summary");
         assert_eq!(v["total"], 7);
         assert_eq!(v["places"][0]["layer"], "kernel");
         assert_eq!(v["places"][0]["reason"], "NETFILTER_DROP");
         assert_eq!(v["places"][0]["frames"], 7);
+        assert_eq!(
+            v["counted"],
+            json!([{"layer": "softnet", "cpu": 1, "reason": "CPU_BACKLOG", "frames": 4}])
+        );
+        let none = SoftnetCpu {
+            dropped: 0,
+            ..backlog
+        };
+        assert_eq!(summary_json(1.0, &[], &[none])["counted"], json!([]));
     }
 }

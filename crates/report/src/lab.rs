@@ -1,6 +1,7 @@
 //! `pktlab lab`'s text: what `up` did, and what `check` found.
 
 use pktlab_campaign::lab::LabCheck;
+use pktlab_engine::affinity::format_cpu_list;
 use pktlab_lab::dutroute::Routed;
 use pktlab_lab::mac::format_mac;
 use pktlab_lab::{BuiltinLab, CpuPlan, UpOutcome};
@@ -50,7 +51,14 @@ pub fn up_text(
             width = lab.dut_ns().len()
         );
     }
-    out += &format!("  CPU plan {cpus}; GRO on d0 (for gen --io xdp)\n");
+    out += &format!("  CPU plan {cpus}; GRO on d0 (for gen --io xdp)");
+    if !cpus.is_shared() {
+        out += &format!(
+            "; r0's NAPI in threads on CPUs {} (for recv --io xdp)",
+            format_cpu_list(&cpus.tester_cpus)
+        );
+    }
+    out += "\n";
     let q = lab.spec().queues;
     out + &format!(
         "  {q} queue{} per interface; to generate: ip netns exec {} pktlab gen -i {} -D {}\n",

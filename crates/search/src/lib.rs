@@ -10,12 +10,16 @@
 //!   durations) and its coarser preceding targets;
 //! - [`load`]: the trials at one load and its classification for a target
 //!   (upper bound, lower bound or undecided);
-//! - [`state`]: the search itself: which load next, and the results.
+//! - [`grid`]: the loads a search chooses from, one final width apart;
+//! - `select`: which load a target wants next;
+//! - [`state`]: the search itself: its trials, and the results.
 
 mod error;
 pub mod goal;
+pub mod grid;
 pub mod load;
 pub mod mlr;
+mod select;
 pub mod state;
 
 pub use error::SearchError;

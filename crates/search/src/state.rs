@@ -1,18 +1,14 @@
-//! The search: which trial next, and what the trials so far say.
+//! The search: its trials, which trial next, and what the trials say.
 //!
 //! Targets are worked through level by level (every goal's coarsest target
-//! first), so a trial asked for one goal serves all. For one target:
+//! first), so a trial asked for one goal serves all. A goal never goes
+//! back to a coarser target it has reached, whatever later trials (longer
+//! sums, another goal's loads) say about it: the finer target has taken
+//! over from its bounds. Which load a target asks for is `select`'s.
 //!
-//! - an undecided load between the relevant bounds is measured again (the
-//!   highest clean-looking one first, to confirm a lower bound, unless a
-//!   lossy one lies below it);
-//! - with no upper bound yet, the maximum load is tried;
-//! - with no lower bound yet, the search steps down from the upper bound,
-//!   at most to what the DUT forwarded there and by a step that doubles
-//!   with every further upper bound;
-//! - with both, it steps up from the lower bound by a step that doubles
-//!   with every lower bound, never beyond the middle of the interval, until
-//!   the interval is no wider than the target's width.
+//! The search remembers, from the trials it is given in order, which
+//! target asked for the last one and where that target started: a resumed
+//! search, fed the recorded trials in order, knows the same.
 //!
 //! Bounds are reported conservatively: the relevant lower bound is the
 //! highest lower bound *below* the relevant (lowest) upper bound, so a
@@ -103,24 +99,44 @@ pub struct GoalResult {
 }
 
 #[derive(Clone, Debug)]
-struct Load {
-    load: f64,
-    trials: Vec<Measurement>,
+pub(super) struct Load {
+    pub(super) load: f64,
+    pub(super) trials: Vec<Measurement>,
 }
 
 /// A search in progress.
 #[derive(Clone, Debug)]
 pub struct Search {
-    config: SearchConfig,
+    pub(super) config: SearchConfig,
     /// Loads measured so far, in increasing order.
-    loads: Vec<Load>,
+    pub(super) loads: Vec<Load>,
     trials: usize,
+    /// The last trial, when it was the one the search asked for: which
+    /// goal and target asked, and the load. A resumed search replays its
+    /// trials in order, so it knows this too.
+    pub(super) last: Option<TrialRequest>,
+    /// The coarser target's relevant bounds when the target that asked for
+    /// the last trial took over (from another target).
+    pub(super) entry: Option<Entry>,
+    /// Per goal, how many of its coarser targets the search has passed: it
+    /// never goes back to them, whatever later trials say about them.
+    passed: Vec<usize>,
+}
+
+/// Where a target started from: its coarser target's relevant bounds at
+/// the time, which later trials (its own among them) may move.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Entry {
+    pub(super) goal: usize,
+    pub(super) target: usize,
+    pub(super) lower: Option<f64>,
+    pub(super) upper: Option<f64>,
 }
 
 /// Two loads closer than this (relatively) are the same load.
-const SAME_LOAD: f64 = 1e-9;
+pub(super) const SAME_LOAD: f64 = 1e-9;
 
-fn same(a: f64, b: f64) -> bool {
+pub(super) fn same(a: f64, b: f64) -> bool {
     (a - b).abs() <= SAME_LOAD * a.abs().max(b.abs())
 }
 
@@ -142,10 +158,14 @@ impl Search {
                 config.min_load, config.max_load
             )));
         }
+        let goals = config.goals.len();
         Ok(Search {
             config,
             loads: Vec::new(),
             trials: 0,
+            last: None,
+            entry: None,
+            passed: vec![0; goals],
         })
     }
 
@@ -160,6 +180,16 @@ impl Search {
 
     /// Adds a finished trial, at the load it intended.
     pub fn add(&mut self, m: Measurement) {
+        // Whether the search asked for this trial, and for which target:
+        // that target goes on with the same load until it is decided, and
+        // works from where it started.
+        let asked = self.wanted().filter(|r| same(r.load, m.intended_pps));
+        self.pass();
+        self.entry = asked.map(|r| match self.entry {
+            Some(e) if (e.goal, e.target) == (r.goal, r.target) => e,
+            _ => self.entry_of(r.goal, r.target),
+        });
+        self.last = asked;
         self.trials += 1;
         match self.loads.iter_mut().find(|l| same(l.load, m.intended_pps)) {
             Some(l) => l.trials.push(m),
@@ -176,6 +206,19 @@ impl Search {
                         trials: vec![m],
                     },
                 );
+            }
+        }
+    }
+
+    /// Moves every goal past the coarser targets it has reached.
+    fn pass(&mut self) {
+        for (goal, g) in self.config.goals.iter().enumerate() {
+            let targets = g.targets();
+            let last = targets.len() - 1;
+            while self.passed[goal] < last
+                && self.select(goal, self.passed[goal], &targets).is_none()
+            {
+                self.passed[goal] += 1;
             }
         }
     }
@@ -198,7 +241,11 @@ impl Search {
                 let Some(target) = ts.get(level) else {
                     continue;
                 };
-                if let Some(load) = self.select(target) {
+                // A coarser target once passed stays behind.
+                if level < self.passed[goal] {
+                    continue;
+                }
+                if let Some(load) = self.select(goal, level, ts) {
                     return Some(TrialRequest {
                         load,
                         duration_s: target.trial_duration,
@@ -290,71 +337,13 @@ impl Search {
     }
 
     /// Indexes of the relevant lower and upper bounds for `target`.
-    fn relevant(&self, target: &Target) -> (Option<usize>, Option<usize>) {
-        let classes: Vec<Class> = self.loads.iter().map(|l| self.class(l, target)).collect();
-        let upper = classes.iter().position(|&c| c == Class::Upper);
-        let below = upper.unwrap_or(classes.len());
-        let lower = classes[..below].iter().rposition(|&c| c == Class::Lower);
-        (lower, upper)
+    pub(super) fn relevant(&self, target: &Target) -> (Option<usize>, Option<usize>) {
+        relevant(&self.classes(target))
     }
 
-    /// The load to measure next for `target`, or None when it is reached.
-    fn select(&self, target: &Target) -> Option<f64> {
-        let (lower, upper) = self.relevant(target);
-        let from = lower.map_or(0, |i| i + 1);
-        let to = upper.unwrap_or(self.loads.len());
-        let undecided: Vec<&Load> = self.loads[from..to]
-            .iter()
-            .filter(|l| self.class(l, target) == Class::Undecided)
-            .collect();
-        let lossy = |l: &Load| {
-            Sums::of(
-                &l.trials,
-                target.loss_ratio,
-                target.trial_duration,
-                self.tolerance(l),
-            )
-            .effective_bad()
-                > 0.0
-        };
-        let clean_max = undecided.iter().rev().find(|l| !lossy(l));
-        let lossy_min = undecided.iter().find(|l| lossy(l));
-        match (clean_max, lossy_min) {
-            (Some(c), Some(b)) if b.load < c.load => return Some(b.load),
-            (Some(c), _) => return Some(c.load),
-            (None, Some(b)) => return Some(b.load),
-            (None, None) => {}
-        }
-        let (min, max) = (self.config.min_load, self.config.max_load);
-        match (lower.map(|i| &self.loads[i]), upper.map(|i| &self.loads[i])) {
-            (Some(l), None) if same(l.load, max) => None,
-            (_, None) => Some(max),
-            (None, Some(u)) => {
-                if u.load <= min * (1.0 + SAME_LOAD) {
-                    return None;
-                }
-                let uppers = self.count(target, Class::Upper, f64::INFINITY);
-                let step = (target.width * 2f64.powi(uppers as i32 - 1)).min(0.5);
-                // What the DUT forwarded at the upper bound is where its
-                // limit likely is.
-                let forwarded = u
-                    .trials
-                    .iter()
-                    .map(Measurement::forwarded_pps)
-                    .fold(f64::INFINITY, f64::min);
-                let next = (u.load * (1.0 - step)).min(forwarded * (1.0 - target.width));
-                Some(next.max(min))
-            }
-            (Some(l), Some(u)) => {
-                if (u.load - l.load) / u.load <= target.width + SAME_LOAD {
-                    return None;
-                }
-                let lowers = self.count(target, Class::Lower, u.load);
-                let step = target.width * 2f64.powi(lowers as i32 - 1);
-                let middle = (l.load + u.load) / 2.0;
-                Some((l.load * (1.0 + step)).min(middle))
-            }
-        }
+    /// Every load's class for `target`.
+    pub(super) fn classes(&self, target: &Target) -> Vec<Class> {
+        self.loads.iter().map(|l| self.class(l, target)).collect()
     }
 
     /// Generator-limited trials count as short, except at the maximum load:
@@ -393,14 +382,15 @@ impl Search {
         )
         .classify(target.duration_sum, target.exceed_ratio)
     }
+}
 
-    /// Loads below `below` of class `c` for `target`.
-    fn count(&self, target: &Target, c: Class, below: f64) -> usize {
-        self.loads
-            .iter()
-            .filter(|l| l.load < below && self.class(l, target) == c)
-            .count()
-    }
+/// The relevant bounds among loads of these classes (in load order): the
+/// lowest upper bound, and the highest lower bound below it.
+pub(super) fn relevant(classes: &[Class]) -> (Option<usize>, Option<usize>) {
+    let upper = classes.iter().position(|&c| c == Class::Upper);
+    let below = upper.unwrap_or(classes.len());
+    let lower = classes[..below].iter().rposition(|&c| c == Class::Lower);
+    (lower, upper)
 }
 
 fn final_target(goal: &Goal) -> Target {

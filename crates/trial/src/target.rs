@@ -140,7 +140,7 @@ impl Target {
             namespaces: self.namespaces(),
             rcv: self.rcv.clone(),
             veth: self.is_virtual(),
-            dut_cpus: self.cpus.as_ref().map(|p| p.dut_cpus.clone()),
+            cpus: self.cpus.clone(),
         }
     }
 

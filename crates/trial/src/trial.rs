@@ -279,7 +279,11 @@ fn one_trial(
             return Err(TrialError::Failed("interrupted during the warm-up".into()));
         }
     }
-    let window = trials.tracer.window()?;
+    let watched = lab.loss_view().namespaces.watch_list();
+    let (window, note) = trials.tracer.trial_window(&watched, rate_pps.is_none())?;
+    if let Some(note) = note {
+        on_event(TrialEvent::Warning(note.into()));
+    }
     let before = monitor::read_counters(&lab.watched)?;
     let qdiscs_before = monitor::read_qdiscs(&lab.watched)?;
     let ethtool_before = monitor::read_ethtool_drops(&lab.watched)?;

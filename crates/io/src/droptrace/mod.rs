@@ -4,12 +4,14 @@
 //! dropping location, in a per-CPU hash that user space reads when it
 //! wants (no per-frame events).
 //!
-//! [`DropTracer::start`] loads and attaches it (the program goes when the
-//! tracer is dropped, or the process ends); [`DropTracer::read`] sums the
-//! per-CPU counts; [`Places::name`] turns the keys into names: the
-//! namespace's `ip netns` name, the interface's name, the reason from the
-//! kernel's BTF ([`btf`]) and the function from `/proc/kallsyms`
-//! ([`kallsyms`]).
+//! [`DropTracer::start_with`] loads and attaches it (the program goes when
+//! the tracer is dropped, or the process ends), optionally leaving the
+//! backlog's refusals to the kernel's counters ([`TraceOptions`]);
+//! [`DropTracer::watch`] narrows it to some namespaces;
+//! [`DropTracer::read`] sums the per-CPU counts; [`Places::name`] turns the
+//! keys into names: the namespace's `ip netns` name, the interface's name,
+//! the reason from the kernel's BTF ([`btf`]) and the function from
+//! `/proc/kallsyms` ([`kallsyms`]).
 
 pub mod btf;
 pub mod kallsyms;
@@ -17,7 +19,7 @@ mod names;
 
 use std::collections::BTreeMap;
 
-use aya::maps::{PerCpuArray, PerCpuHashMap};
+use aya::maps::{Array, PerCpuArray, PerCpuHashMap};
 use aya::programs::BtfTracePoint;
 use aya::{Btf, Ebpf, EbpfLoader};
 
@@ -59,6 +61,38 @@ impl DropKey {
 // SAFETY: repr(C), only integers, no padding (4 × u32 then a u64).
 unsafe impl aya::Pod for DropKey {}
 
+/// The drop reason of the frames a CPU's backlog refused
+/// (`enqueue_to_backlog`): softnet's `dropped` of the CPU whose backlog it
+/// was and the receiving interface's rx_dropped count every one of them.
+pub const BACKLOG_REASON: &str = "CPU_BACKLOG";
+
+/// The most namespaces [`DropTracer::watch`] takes. Mirrors `MAX_WATCHED`
+/// in `crates/io/bpf/droptrace.c`.
+pub const MAX_WATCHED: usize = 8;
+
+/// What the tracer counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TraceOptions {
+    /// Every dropped frame, not only test frames.
+    pub all: bool,
+    /// Skip the backlog's refusals ([`BACKLOG_REASON`]) at once: the
+    /// kernel's counters count them exactly, and at full load they are the
+    /// most frequent drop by far (half of what a saturated DUT receives).
+    pub backlog_counted: bool,
+}
+
+/// The `watched` map's value. Mirrors `struct watch` in
+/// `crates/io/bpf/droptrace.c`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct Watched {
+    n: u32,
+    netns: [u32; MAX_WATCHED],
+}
+
+// SAFETY: repr(C), only u32s, no padding.
+unsafe impl aya::Pod for Watched {}
+
 /// Cumulative counts since the tracer started.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DropCounts {
@@ -98,22 +132,46 @@ impl DropCounts {
 /// The loaded and attached drop tracer.
 pub struct DropTracer {
     ebpf: Ebpf,
+    /// The reasons left to the kernel's counters (names).
+    counted: Vec<String>,
 }
+
+/// `COUNTED_REASON`'s value for no reason.
+const NO_REASON: u32 = u32::MAX;
 
 impl DropTracer {
     /// Loads the tracer and attaches it to `skb:kfree_skb`. `all` counts
     /// every dropped frame, not only test frames. Needs root or CAP_BPF and
     /// CAP_PERFMON, and the kernel's BTF.
     pub fn start(all: bool) -> Result<DropTracer, IoError> {
+        DropTracer::start_with(TraceOptions {
+            all,
+            backlog_counted: false,
+        })
+    }
+
+    /// [`DropTracer::start`] with `options`. A kernel without drop reasons
+    /// (before Linux 5.17) cannot tell a backlog's refusal from another
+    /// drop: there the tracer counts them all ([`DropTracer::counted`] is
+    /// empty).
+    pub fn start_with(options: TraceOptions) -> Result<DropTracer, IoError> {
         let btf = Btf::from_sys_fs()
             .map_err(|_| IoError::Unsupported("kernel BTF (/sys/kernel/btf/vmlinux)"))?;
-        let count_all: u32 = all.into();
+        let count_all: u32 = options.all.into();
+        let reasons = btf::drop_reasons().unwrap_or_default();
         // The reason argument came with the enum (Linux 5.17).
-        let has_reason: u32 = (!btf::drop_reasons().unwrap_or_default().is_empty()).into();
+        let has_reason: u32 = (!reasons.is_empty()).into();
+        let backlog = options
+            .backlog_counted
+            .then(|| reasons.iter().find(|(_, n)| *n == BACKLOG_REASON))
+            .flatten()
+            .map(|(&v, _)| v);
+        let counted_reason = backlog.unwrap_or(NO_REASON);
         let mut ebpf = EbpfLoader::new()
             .btf(Some(&btf))
             .override_global("COUNT_ALL", &count_all, true)
             .override_global("HAS_REASON", &has_reason, true)
+            .override_global("COUNTED_REASON", &counted_reason, true)
             .load(&OBJECT.0)
             .map_err(|e| trace_error("loading the drop tracer", &e))?;
         let prog: &mut BtfTracePoint = ebpf
@@ -125,7 +183,43 @@ impl DropTracer {
             .map_err(|e| trace_error("loading the drop tracer", &e))?;
         prog.attach()
             .map_err(|e| trace_error("attaching the drop tracer to skb:kfree_skb", &e))?;
-        Ok(DropTracer { ebpf })
+        let counted = backlog
+            .map(|_| BACKLOG_REASON.to_string())
+            .into_iter()
+            .collect();
+        Ok(DropTracer { ebpf, counted })
+    }
+
+    /// The drop reasons the tracer skips, leaving them to the kernel's
+    /// counters (empty: it counts every reason).
+    pub fn counted(&self) -> &[String] {
+        &self.counted
+    }
+
+    /// Counts only the drops in the network namespaces of these inodes
+    /// (at most [`MAX_WATCHED`]; none: every namespace, as at the start).
+    /// A drop elsewhere costs the tracer three loads and a compare.
+    pub fn watch(&mut self, netns: &[u32]) -> Result<(), IoError> {
+        if netns.len() > MAX_WATCHED {
+            return Err(IoError::Other(format!(
+                "the drop tracer watches at most {MAX_WATCHED} namespaces, not {}",
+                netns.len()
+            )));
+        }
+        let mut value = Watched {
+            n: netns.len() as u32,
+            ..Watched::default()
+        };
+        value.netns[..netns.len()].copy_from_slice(netns);
+        let map = self
+            .ebpf
+            .map_mut("watched")
+            .ok_or_else(|| IoError::Other("no map watched in the drop tracer".into()))?;
+        let mut watched: Array<_, Watched> =
+            Array::try_from(map).map_err(|e| trace_error("setting the drop tracer", &e))?;
+        watched
+            .set(0, value, 0)
+            .map_err(|e| trace_error("setting the drop tracer", &e))
     }
 
     /// The counts so far, summed over CPUs.
@@ -256,5 +350,12 @@ mod tests {
     fn the_key_has_the_c_layout() {
         assert_eq!(std::mem::size_of::<DropKey>(), 24);
         assert_eq!(std::mem::offset_of!(DropKey, location), 16);
+    }
+
+    #[test]
+    fn the_watch_list_has_the_c_layout() {
+        // struct watch: a count, then MAX_WATCHED inodes.
+        assert_eq!(std::mem::size_of::<Watched>(), 4 + 4 * 8);
+        assert_eq!(std::mem::offset_of!(Watched, netns), 4);
     }
 }

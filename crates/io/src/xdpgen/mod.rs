@@ -42,6 +42,7 @@ use crate::IoError;
 use anchor::Anchor;
 use delivery::{Demand, Peer, TxFacts};
 pub use maps::{CpuState, TxReport};
+pub(crate) use netlink::napi_pids;
 use template::Templates;
 
 static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!("../../bpf/xdpgen.o"));

@@ -162,19 +162,36 @@ pub fn xdp_features(index: u32) -> io::Result<Option<u64>> {
 /// mode (it has a kernel thread's pid), false when none does, `None` when
 /// the kernel does not say (before Linux 6.8).
 pub fn napi_threaded(index: u32) -> io::Result<Option<bool>> {
+    Ok(napi_pids(index)?.map(|pids| !pids.is_empty()))
+}
+
+/// The pids of the kernel threads of interface `index`'s NAPI instances
+/// (one per instance in threaded mode, none otherwise), `None` when the
+/// kernel does not say (before Linux 6.8).
+pub(crate) fn napi_pids(index: u32) -> io::Result<Option<Vec<u32>>> {
     let sock = Socket::open(NETLINK_GENERIC)?;
     let Some(family) = netdev_family(&sock)? else {
         return Ok(None);
     };
     let dump = NetdevMessage::NapiGet(vec![NapiAttr::Ifindex(index)]);
     match netdev_request(&sock, family, dump, NLM_F_DUMP) {
-        Ok(napis) => Ok(Some(napis.iter().any(|m| {
-            let NetdevMessage::NapiGet(attrs) = m else {
-                return false;
-            };
-            attrs.contains(&NapiAttr::Ifindex(index))
-                && attrs.iter().any(|a| matches!(a, NapiAttr::Pid(_)))
-        }))),
+        Ok(napis) => Ok(Some(
+            napis
+                .iter()
+                .filter_map(|m| {
+                    let NetdevMessage::NapiGet(attrs) = m else {
+                        return None;
+                    };
+                    if !attrs.contains(&NapiAttr::Ifindex(index)) {
+                        return None;
+                    }
+                    attrs.iter().find_map(|a| match a {
+                        NapiAttr::Pid(pid) => Some(*pid),
+                        _ => None,
+                    })
+                })
+                .collect(),
+        )),
         Err(e)
             if matches!(
                 e.raw_os_error(),

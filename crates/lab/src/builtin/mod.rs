@@ -7,6 +7,7 @@
 mod build;
 mod check;
 mod cpus;
+mod napi;
 mod plan;
 mod status;
 mod steer;
@@ -19,6 +20,7 @@ use crate::{netns, runner, LabError, MAX_QUEUES};
 use check::Problem;
 pub use check::Queues;
 pub use cpus::{mask_text, online_cpus, parse_mask, CpuMode, CpuPlan};
+pub use napi::{NapiThread, RcvNapi};
 pub use plan::{
     gen_side_nets, rcv_side_nets, IfRole, LabIface, NsRole, GEN_SIDE_NEXT_HOP4, GEN_SIDE_NEXT_HOP6,
     IPV4_PREFIX_LEN, IPV6_PREFIX_LEN, RCV_SIDE_NEXT_HOP4, RCV_SIDE_NEXT_HOP6,
@@ -107,6 +109,7 @@ impl BuiltinLab {
     /// by removing and building it again. A build that fails half-way
     /// removes what it created before returning the error. Needs root.
     pub fn up(&self) -> Result<UpOutcome, LabError> {
+        crate::knobs::restore_at_lab_change();
         let outcome = self.up_structure()?;
         let Some(cpus) = &self.spec.cpus else {
             return Ok(outcome);
@@ -202,6 +205,7 @@ impl BuiltinLab {
     /// everything configured in them. Fine when nothing exists. Needs root.
     pub fn down(&self) -> Result<(), LabError> {
         require_root("taking the lab down")?;
+        crate::knobs::restore_at_lab_change();
         build::remove(&self.plan)
     }
 

@@ -7,7 +7,9 @@
 //! get the DUT CPUs, the generator's and receiver's ports the tester CPUs;
 //! in shared mode every mask is 0, the kernel's default. GRO on d0 lets the
 //! generator's port accept XDP-redirected frames, which the XDP live-frame
-//! generator (`--io xdp`) needs.
+//! generator (`--io xdp`) needs. In isolated mode r0's NAPI, where an XDP
+//! receiver's program runs, is polled by threads pinned to the tester's
+//! CPUs ([`super::napi`]).
 //!
 //! sysfs shows the network namespace it was mounted in, not the calling
 //! thread's, so the masks are written and read through `ip netns exec`,
@@ -23,6 +25,7 @@ use pktlab_engine::affinity::format_cpu_list;
 use crate::{netns, LabError};
 
 use super::cpus::{parse_mask, CpuMode, CpuPlan};
+use super::napi::{self, RcvNapi};
 use super::plan::{IfRole, LabPlan, NsRole};
 
 /// The port whose GRO must be on: the peer of the generator's g0.
@@ -48,6 +51,9 @@ pub struct CpuStatus {
     /// GRO on d0 (`None`: could not be read).
     pub gro_d0: Option<bool>,
     pub ifaces: Vec<IfSteering>,
+    /// r0's NAPI: its GRO and threads (`None`: not read).
+    #[serde(default)]
+    pub rcv_napi: Option<RcvNapi>,
 }
 
 fn wants_dut_cpus(role: IfRole) -> bool {
@@ -78,8 +84,9 @@ fn mask_script(plan: &LabPlan, ns: NsRole, cpus: &CpuPlan) -> String {
     lines.join("; ")
 }
 
-/// Writes `cpus`'s RPS and XPS masks on every lab port and turns GRO on
-/// on d0. Every namespace must exist.
+/// Writes `cpus`'s RPS and XPS masks on every lab port, turns GRO on on
+/// d0 and puts r0's NAPI where the plan wants it. Every namespace must
+/// exist.
 pub fn apply(plan: &LabPlan, cpus: &CpuPlan) -> Result<(), LabError> {
     for ns in NsRole::ALL {
         let script = mask_script(plan, ns, cpus);
@@ -98,10 +105,11 @@ pub fn apply(plan: &LabPlan, cpus: &CpuPlan) -> Result<(), LabError> {
             why: "the driver cannot turn GRO on".into(),
         });
     }
-    Ok(())
+    napi::apply(plan, cpus)
 }
 
-/// Reads every lab port's masks and d0's GRO. Every namespace must exist.
+/// Reads every lab port's masks, d0's GRO and r0's NAPI. Every namespace
+/// must exist.
 pub fn observe(plan: &LabPlan) -> Result<CpuStatus, LabError> {
     let mut ifaces = Vec::new();
     for ns in NsRole::ALL {
@@ -127,6 +135,7 @@ pub fn observe(plan: &LabPlan) -> Result<CpuStatus, LabError> {
         plan: plan_of(&ifaces),
         gro_d0,
         ifaces,
+        rcv_napi: Some(napi::observe(plan)?),
     })
 }
 
@@ -207,15 +216,17 @@ fn plan_of(ifaces: &[IfSteering]) -> Option<CpuPlan> {
 }
 
 impl CpuStatus {
-    /// True when the masks and GRO are what `wanted` asks for. Shared plans
-    /// match whatever CPUs they list: shared mode sets no mask.
+    /// True when the masks, GRO and r0's NAPI are what `wanted` asks for.
+    /// Shared plans match whatever CPUs they list: shared mode sets no
+    /// mask.
     pub fn matches(&self, wanted: &CpuPlan) -> bool {
         let plan_ok = match (&self.plan, wanted.mode) {
             (Some(p), CpuMode::Shared) => p.is_shared(),
             (Some(p), CpuMode::Isolated) => p == wanted,
             (None, _) => false,
         };
-        plan_ok && self.gro_d0 == Some(true)
+        let napi_ok = self.rcv_napi.as_ref().is_some_and(|n| n.matches(wanted));
+        plan_ok && self.gro_d0 == Some(true) && napi_ok
     }
 }
 
@@ -263,7 +274,11 @@ impl fmt::Display for CpuStatus {
             Some(false) => "off",
             None => "unknown",
         };
-        writeln!(f, "; GRO on d0 {gro}")
+        write!(f, "; GRO on d0 {gro}")?;
+        match &self.rcv_napi {
+            Some(n) => writeln!(f, "; {}", n.describe()),
+            None => writeln!(f),
+        }
     }
 }
 
@@ -351,22 +366,43 @@ mod tests {
         overlap[3] = steer("r0", &["3"], &["3"]);
         assert_eq!(plan_of(&overlap), None);
 
+        let pinned = RcvNapi {
+            gro: Some(true),
+            threads: Some(vec![napi::NapiThread {
+                pid: 512,
+                name: "napi/r0-8193".into(),
+                cpus: vec![0],
+                fifo: Some(napi::PRIORITY),
+            }]),
+        };
         let status = CpuStatus {
             plan: plan_of(&isolated),
             gro_d0: Some(true),
             ifaces: isolated.to_vec(),
+            rcv_napi: Some(pinned.clone()),
         };
         assert!(status.matches(&CpuPlan::default_for(&[0, 1])));
         assert!(!status.matches(&CpuPlan::default_for(&[0, 1, 2])));
         assert!(!status.matches(&CpuPlan::shared(&[0, 1])));
         assert_eq!(
             status.to_string(),
-            "CPU plan: isolated: DUT CPUs 1 (RPS/XPS on d0 d1), tester CPUs 0 (RPS/XPS on g0 r0); GRO on d0 on\n"
+            "CPU plan: isolated: DUT CPUs 1 (RPS/XPS on d0 d1), tester CPUs 0 (RPS/XPS on g0 r0); \
+             GRO on d0 on; r0's NAPI in thread napi/r0-8193 (pid 512) on CPUs 0 at SCHED_FIFO 1\n"
         );
         let no_gro = CpuStatus {
             gro_d0: Some(false),
-            ..status
+            ..status.clone()
         };
         assert!(!no_gro.matches(&CpuPlan::default_for(&[0, 1])));
+        // r0's NAPI left on the CPU that sends to it (the DUT's): not the
+        // isolated plan.
+        let unpinned = CpuStatus {
+            rcv_napi: Some(RcvNapi {
+                threads: Some(Vec::new()),
+                ..pinned
+            }),
+            ..status
+        };
+        assert!(!unpinned.matches(&CpuPlan::default_for(&[0, 1])));
     }
 }

@@ -1,6 +1,7 @@
 //! `pktlab drops`: the drop tracer alone, for runs made by another
-//! generator: dropped test frames per second by place and reason, then a
-//! summary.
+//! generator: dropped test frames per second by place and reason (every
+//! reason traced), then a summary, with the CPUs' backlog refusals the
+//! kernel counted meanwhile.
 
 use std::time::{Duration, Instant};
 
@@ -67,6 +68,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     };
     crate::cmd::common::install_signals()?;
     let tracer = DropTracer::start(args.all)?;
+    // Unreadable softnet counts only leave out the summary's counted line.
+    let softnet_before = pktlab_lab::softnet::read().unwrap_or_default();
     let mut places = Places::load();
     let filter = |c: DropCounts| match only_ns {
         Some(ino) => DropCounts {
@@ -120,10 +123,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     let named = places.name(&all);
+    let backlogs = pktlab_lab::softnet::deltas(
+        &softnet_before,
+        &pktlab_lab::softnet::read().unwrap_or_default(),
+    );
     let line = if args.json {
-        out::summary_json(seconds, &named).to_string()
+        out::summary_json(seconds, &named, &backlogs).to_string()
     } else {
-        out::summary_text(seconds, args.all, &named)
+        out::summary_text(seconds, args.all, &named, &backlogs)
     };
     emit_line(&mut stdout, &line)?;
     Ok(())

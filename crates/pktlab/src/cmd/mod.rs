@@ -10,6 +10,7 @@ pub mod drops;
 pub mod gen;
 pub mod history;
 pub mod ifstat;
+pub mod knob;
 pub mod lab;
 pub mod linerate;
 pub mod ministat;

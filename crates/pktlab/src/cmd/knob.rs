@@ -1,0 +1,295 @@
+//! `pktlab knob`: what the built-in DUT configurations of Linux's fast
+//! paths and knobs run on the DUT (in the built-in lab's DUT namespace, or
+//! on a DUT host over ssh). Not for people: the configurations' lines
+//! (`crates/lab/src/dut.rs`) call it. Arguments and glue only; the work is
+//! in `pktlab_io::fastpath` and `pktlab_lab::knobs`.
+
+use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
+
+use pktlab_io::fastpath::{self, Redirect, TcHook, XdpForward};
+use pktlab_lab::knobs::{host, napi, state};
+
+use crate::error::usage;
+
+/// Attach or detach a DUT fast path, thread NAPI, set or restore a host
+/// sysctl, or print the state the DUT configurations change (run by the
+/// built-in DUT configurations' command lines)
+#[derive(Parser, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    pub what: What,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum What {
+    /// The XDP router (bpf_fib_lookup, bpf_redirect) on the ports
+    #[command(name = "xdp-forward")]
+    XdpForward(XdpArgs),
+    /// The tc router (bpf_fib_lookup, bpf_redirect_neigh) at the ports' ingress
+    #[command(name = "tc-forward")]
+    TcForward(TcArgs),
+    /// Threaded NAPI on the ports
+    #[command(name = "napi-threads")]
+    NapiThreads(NapiArgs),
+    /// A host-wide sysctl: set (its old value saved first) or restore
+    #[command(name = "host-sysctl")]
+    HostSysctl(HostArgs),
+    /// Attached programs (by name) and host sysctls, for the state probe
+    State(PortsArg),
+    /// The fast path's own counters on a port
+    Stats(StatsArgs),
+    /// Frames XDP drops on this host during SECS seconds, by place
+    #[command(name = "xdp-drops")]
+    XdpDrops(XdpDropsArgs),
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct XdpDropsArgs {
+    /// How long to count
+    #[arg(
+        short = 't',
+        long = "duration",
+        value_name = "SECS",
+        default_value_t = 10
+    )]
+    pub secs: u64,
+    /// One JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Action {
+    Attach,
+    Detach,
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct XdpArgs {
+    pub action: Action,
+    /// How to reach the egress port
+    #[arg(long, value_enum, default_value = "plain")]
+    pub redirect: RedirectArg,
+    /// Forward on these CPUs (an RPS-style hexadecimal mask), through a
+    /// CPUMAP queue each, instead of on the CPU that polls the port
+    #[arg(long = "cpus-mask", value_name = "MASK")]
+    pub cpus_mask: Option<String>,
+    /// Frames each CPU's queue holds
+    #[arg(long, default_value_t = fastpath::DEFAULT_QUEUE)]
+    pub queue: u32,
+    #[arg(required = true, value_name = "PORT")]
+    pub ports: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RedirectArg {
+    Plain,
+    Devmap,
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct TcArgs {
+    pub action: Action,
+    /// tcx or a clsact filter (default: tcx where the kernel has it)
+    #[arg(long, value_enum)]
+    pub hook: Option<HookArg>,
+    #[arg(required = true, value_name = "PORT")]
+    pub ports: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum HookArg {
+    Tcx,
+    Clsact,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct NapiArgs {
+    pub state: OnOff,
+    /// Pin the NAPI threads to these CPUs (a hexadecimal mask)
+    #[arg(long = "cpus-mask", value_name = "MASK")]
+    pub cpus_mask: Option<String>,
+    #[arg(required = true, value_name = "PORT")]
+    pub ports: Vec<String>,
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct HostArgs {
+    #[command(subcommand)]
+    pub action: HostAction,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum HostAction {
+    /// KEY=VALUE: save the old value, then set it
+    Set { setting: String },
+    /// Put KEY back to its saved value
+    Restore { key: String },
+    /// Put back every value whose campaign is no longer running
+    RestoreOrphans,
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct PortsArg {
+    #[arg(required = true, value_name = "PORT")]
+    pub ports: Vec<String>,
+}
+
+#[derive(ClapArgs, Debug)]
+pub struct StatsArgs {
+    #[arg(value_name = "PORT")]
+    pub port: String,
+    /// One JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn mask_cpus(mask: Option<&str>) -> anyhow::Result<Option<Vec<usize>>> {
+    let Some(mask) = mask else { return Ok(None) };
+    match pktlab_lab::parse_mask(mask) {
+        Some(cpus) if !cpus.is_empty() => Ok(Some(cpus)),
+        _ => Err(usage(format!(
+            "invalid CPU mask '{mask}': use hexadecimal groups of 32 bits, as in 2 or ff,ffffffff"
+        ))),
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.what {
+        What::XdpForward(a) => xdp(a),
+        What::TcForward(a) => tc(a),
+        What::NapiThreads(a) => {
+            let ports: Vec<&str> = a.ports.iter().map(String::as_str).collect();
+            let pin = mask_cpus(a.cpus_mask.as_deref())?;
+            napi::set_threaded(&ports, a.state == OnOff::On, pin.as_deref())?;
+            Ok(())
+        }
+        What::HostSysctl(a) => host_sysctl(a.action),
+        What::State(a) => {
+            let ports: Vec<&str> = a.ports.iter().map(String::as_str).collect();
+            crate::cmd::common::write_stdout(&state::state_text(&ports)?)
+        }
+        What::Stats(a) => stats(a),
+        What::XdpDrops(a) => xdp_drops(a),
+    }
+}
+
+fn xdp_drops(a: XdpDropsArgs) -> anyhow::Result<()> {
+    let tracer = pktlab_io::xdpdrops::XdpDropTracer::start()?;
+    let before = tracer.read()?;
+    std::thread::sleep(std::time::Duration::from_secs(a.secs));
+    let d = tracer.read()?.since(&before);
+    let places = pktlab_io::xdpdrops::name(&d);
+    if a.json {
+        let v = serde_json::json!({ "seconds": a.secs, "total": d.total(), "places": places });
+        return crate::cmd::common::write_stdout(&format!("{v}\n"));
+    }
+    let mut text = format!("XDP dropped {} frames in {} s\n", d.total(), a.secs);
+    for p in places {
+        text += &format!(
+            "  {:>12}  {} {} (peer {}) {}: {} [{}]\n",
+            p.frames,
+            p.netns,
+            p.iface,
+            p.peer,
+            p.cause.name(),
+            p.error,
+            p.detail
+        );
+    }
+    crate::cmd::common::write_stdout(&text)
+}
+
+fn xdp(a: XdpArgs) -> anyhow::Result<()> {
+    let ports: Vec<&str> = a.ports.iter().map(String::as_str).collect();
+    match a.action {
+        Action::Attach => {
+            let how = XdpForward {
+                redirect: match a.redirect {
+                    RedirectArg::Plain => Redirect::Plain,
+                    RedirectArg::Devmap => Redirect::Devmap,
+                },
+                cpus: mask_cpus(a.cpus_mask.as_deref())?.unwrap_or_default(),
+                queue: a.queue,
+            };
+            fastpath::attach_xdp_forward(&ports, &how)?;
+        }
+        Action::Detach => {
+            fastpath::detach_xdp_forward(&ports)?;
+        }
+    }
+    Ok(())
+}
+
+fn tc(a: TcArgs) -> anyhow::Result<()> {
+    let ports: Vec<&str> = a.ports.iter().map(String::as_str).collect();
+    match a.action {
+        Action::Attach => {
+            let hook = a.hook.map(|h| match h {
+                HookArg::Tcx => TcHook::Tcx,
+                HookArg::Clsact => TcHook::Clsact,
+            });
+            fastpath::attach_tc_forward(&ports, hook)?;
+        }
+        Action::Detach => {
+            fastpath::detach_tc_forward(&ports)?;
+        }
+    }
+    Ok(())
+}
+
+fn host_sysctl(action: HostAction) -> anyhow::Result<()> {
+    match action {
+        HostAction::Set { setting } => {
+            let Some((key, value)) = setting.split_once('=') else {
+                return Err(usage(format!(
+                    "invalid setting '{setting}': use KEY=VALUE, as in net.core.netdev_max_backlog=2000"
+                )));
+            };
+            let change = host::set_host_sysctl(key.trim(), value.trim(), host::Owner::from_env())?;
+            eprintln!("{}", host::host_notice(&change.key, &change.new));
+        }
+        HostAction::Restore { key } => {
+            host::restore_host_sysctl(key.trim())?;
+        }
+        HostAction::RestoreOrphans => {
+            for r in pktlab_lab::knobs::restore_saved_host_sysctls()? {
+                println!("restored {} to {} (was {})", r.key, r.value, r.was);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn stats(a: StatsArgs) -> anyhow::Result<()> {
+    let Some((program, s)) = fastpath::stats(&a.port)? else {
+        anyhow::bail!("{} has no pktlab fast path attached", a.port);
+    };
+    if a.json {
+        let v = serde_json::json!({ "port": a.port, "program": program, "stats": s });
+        return crate::cmd::common::write_stdout(&format!("{v}\n"));
+    }
+    let mut text = format!(
+        "{} {program}: frames {}, forwarded {}, to the stack {} (not IP {}, TTL expired {}, malformed {}, port not in the map {}), redirect failed {}",
+        a.port, s.frames, s.forwarded, s.to_stack, s.not_ip, s.ttl_expired, s.malformed, s.no_port, s.redirect_failed
+    );
+    if s.steered > 0 || s.steer_failed > 0 {
+        text += &format!(", steered {}, steer failed {}", s.steered, s.steer_failed);
+    }
+    let fib: Vec<String> = s.fib.iter().map(|(n, c)| format!("{n} {c}")).collect();
+    text += &format!(
+        "; FIB: {}\n",
+        if fib.is_empty() {
+            "-".into()
+        } else {
+            fib.join(", ")
+        }
+    );
+    crate::cmd::common::write_stdout(&text)
+}
