@@ -14,10 +14,11 @@ use pktlab_wire::parse::{parse_test_frame, FlowKey};
 use pktlab_wire::payload::{believable_latency, latency_ns};
 
 use crate::backend::describe_backends;
+use crate::frame::FCS_LEN;
 use crate::pool::{self, PoolSpec, Published, Sample, Watch, Worker};
 use crate::rates::{l1_bps, per_second};
 use crate::seq::{SeqCounts, StreamTable, MAX_STREAMS};
-use crate::{EngineError, StopSignal, FCS_LEN};
+use crate::{EngineError, StopSignal};
 
 /// How long a worker waits for frames before it looks at the stop signal.
 const POLL_TIMEOUT: Duration = Duration::from_millis(20);
@@ -104,7 +105,7 @@ pub struct Latency {
     pub one_in: Option<u32>,
 }
 
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RxThreadSummary {
     /// The port this thread used (`afxdp (copy, native XDP)`, `afpacket`, ...).
     pub backend: String,
@@ -119,7 +120,7 @@ pub struct RxThreadSummary {
     pub cpu: Option<usize>,
 }
 
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RxSummary {
     /// The backend of the run: the one every thread used, or a count of each.
     pub backend: String,

@@ -9,10 +9,11 @@ use pktlab_io::port::TxPort;
 use pktlab_io::IoError;
 
 use crate::backend::describe_backends;
+use crate::frame::{FrameSource, FCS_LEN};
 use crate::pacer::{self, Pace, Pacer};
 use crate::pool::{self, PoolSpec, Published, Sample, Watch, Worker};
 use crate::rates::{l1_bps, per_second};
-use crate::{clock, EngineError, FrameSource, StopSignal, FCS_LEN};
+use crate::{clock, EngineError, StopSignal};
 
 /// Frames per `send_batch` call when nothing else limits it.
 pub const DEFAULT_BATCH: usize = 64;
@@ -127,7 +128,7 @@ impl From<Sample> for TxInterval {
 }
 
 /// What one thread did.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TxThreadSummary {
     /// The port this thread used (`afxdp (copy)`, `afpacket`, ...).
     pub backend: String,
@@ -138,7 +139,7 @@ pub struct TxThreadSummary {
 }
 
 /// What the whole run did.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TxSummary {
     /// The backend of the run: the one every thread used, or a count of each.
     pub backend: String,

@@ -15,7 +15,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use pktlab_bench::ssh::clock::{parse_time_status, parse_tracking, HostClock, CLOCK_SCRIPT};
+use pktlab_remote::ssh::clock::{parse_time_status, parse_tracking, HostClock, CLOCK_SCRIPT};
 use regex::Regex;
 
 use common::sh;

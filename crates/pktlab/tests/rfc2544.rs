@@ -101,6 +101,10 @@ fn the_search_finds_the_policer_rate() {
         "throughput,frame-loss",
     ]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // A search's folder holds its searches: no run file, no trial file of
+    // its own, no .pps.
+    assert!(!out.join("runs").exists() && !out.join("trials").exists());
+    assert!(!out.join("police.inet4.pps").exists());
     let allowed = allowed_pps(&lab, tmp.path());
     // 3000 + 300 in a second, give or take the trial's exact length.
     assert!((3000.0..3600.0).contains(&allowed), "{allowed}");

@@ -1,20 +1,23 @@
 //! `sweep.txt`: a size sweep as a table (the layout of the Ostinato
 //! throughput table: Kpps and L1 Mbit/s offered and forwarded per size).
 
-use pktlab_bench::campaign::export::{Exporter, Finished};
-use pktlab_bench::campaign::results::SWEEP_FILE;
-use pktlab_bench::campaign::summary::SweepTable;
+use pktlab_campaign::runs::Runs;
+use pktlab_campaign::sink::{Exporter, Finished};
+use pktlab_campaign::summary::SweepTable;
+
+/// Its name in the results folder.
+pub const FILE: &str = "sweep.txt";
 
 pub struct Sweep;
 
-impl Exporter for Sweep {
+impl Exporter<Runs> for Sweep {
     fn file_name(&self) -> &'static str {
-        SWEEP_FILE
+        FILE
     }
 
     /// Nothing for a campaign without a sweep.
-    fn render(&self, f: &Finished<'_>) -> Option<String> {
-        (!f.campaign.sweeps.is_empty()).then(|| text(&f.summary.sweeps))
+    fn render(&self, f: &Finished<'_, Runs>) -> Option<String> {
+        (!f.plan.sweeps.is_empty()).then(|| text(&f.results.summary.sweeps))
     }
 }
 
@@ -56,7 +59,7 @@ pub fn table(t: &SweepTable) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pktlab_bench::campaign::summary::SweepRow;
+    use pktlab_campaign::summary::SweepRow;
 
     #[test]
     fn the_ostinato_layout() {
