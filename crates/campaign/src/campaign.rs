@@ -432,7 +432,7 @@ fn prepare<M: Method>(
     on_event: &mut impl FnMut(OpenEvent<'_>),
 ) -> Result<Campaign, CampaignError> {
     let Spec {
-        plan,
+        mut plan,
         saved_text,
         drop_trace,
         ..
@@ -455,7 +455,7 @@ fn prepare<M: Method>(
             dir: &old.dir,
         });
     }
-    let (target, up) = lab_target(&plan)?;
+    let (mut target, up) = lab_target(&plan)?;
     if let Some(outcome) = up {
         let prefix = plan
             .lab
@@ -470,10 +470,20 @@ fn prepare<M: Method>(
     if let Some(text) = saved_text {
         folder.write(CAMPAIGN_FILE, text.as_bytes())?;
     }
-    if !folder.has_env() {
+    if folder.has_env() {
+        plan.adopt_sweep_reverts(&recorded_configs(&folder.env()?));
+    } else {
+        plan.read_sweep_reverts(|line| target.dut.runner.run(line))?;
         folder.write_env(&env_record(&plan, &target))?;
     }
     let env = folder.env()?;
+    let probes = plan.sweep_probes();
+    if !probes.is_empty() {
+        // The swept knob is part of the DUT's state, whose return every
+        // revert proves.
+        let lines = target.dut.state_probe.iter().cloned().chain(probes);
+        target.dut.state_probe = Some(lines.collect::<Vec<_>>().join("; "));
+    }
     let (tracer, off) = Tracer::start_for_trials(drop_trace.unwrap_or(plan.run.drop_trace))?;
     if let Some(why) = off {
         on_event(OpenEvent::DropTraceOff { why: &why });
@@ -487,6 +497,11 @@ fn prepare<M: Method>(
         tracer,
         _lock: lock,
     })
+}
+
+/// The configurations `env.json` recorded.
+fn recorded_configs(env: &EnvRecord) -> Vec<DutConfig> {
+    env.configs.iter().map(|c| c.config.clone()).collect()
 }
 
 /// `env.json`: the host, the lab's NIC drivers, the DUT (when remote),

@@ -40,6 +40,10 @@
 //! name = "pf"
 //! apply = ["sysrc pf_enable=YES", "service pf start"]
 //! revert = ["service pf stop", "sysrc pf_enable=NO"]
+//!
+//! [[sweep]]                  # one configuration per value: netdev_max_backlog-1000, ...
+//! knob = "netdev_max_backlog"
+//! values = [1000, 2000, 4000]
 //! ```
 
 use schemars::JsonSchema;
@@ -59,6 +63,8 @@ pub struct CampaignFile {
     pub traffic: Vec<TrafficSection>,
     #[serde(default, rename = "config", skip_serializing_if = "Vec::is_empty")]
     pub config: Vec<ConfigSection>,
+    #[serde(default, rename = "sweep", skip_serializing_if = "Vec::is_empty")]
+    pub sweep: Vec<SweepSection>,
 }
 
 /// `[lab]`.
@@ -209,6 +215,46 @@ pub struct ConfigSection {
     pub wait_timeout: Option<String>,
 }
 
+/// One `[[sweep]]`: a knob of the DUT and the values it takes, each value
+/// one configuration named `LABEL-VALUE` (`pktlab_lab::sweep`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SweepSection {
+    /// `netdev_max_backlog` (a host sysctl), `net.ipv4.…` (a sysctl of the
+    /// DUT), `ethtool-K:gro`, `ethtool-C:rx-usecs`, `ethtool-G:rx`,
+    /// `ethtool-L:combined`, `qdisc:fq_codel:limit`; none with `apply`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub knob: Option<String>,
+    /// The values, in the order the report shows them (numbers or words).
+    pub values: Vec<SweepValue>,
+    /// With `apply`: the name the configurations are named after.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Lines that set the knob, `{value}` standing for the value.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub apply: Vec<String>,
+    /// Lines that put it back (`{value}` allowed too).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revert: Vec<String>,
+}
+
+/// A sweep's value as a campaign file writes it: `1000` or `"on"`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SweepValue {
+    Number(u64),
+    Word(String),
+}
+
+impl std::fmt::Display for SweepValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SweepValue::Number(n) => write!(f, "{n}"),
+            SweepValue::Word(w) => f.write_str(w),
+        }
+    }
+}
+
 impl CampaignFile {
     /// Parses TOML text; the error is one line with the line number.
     pub fn parse(text: &str) -> Result<CampaignFile, String> {
@@ -262,6 +308,14 @@ name = "forwarding"
 name = "pf"
 apply = ["a", "b"]
 revert = ["c"]
+[[sweep]]
+knob = "ethtool-K:gro"
+values = ["on", "off"]
+[[sweep]]
+name = "ring"
+values = [256, 1024]
+apply = ["ethtool -G eth1 rx {value}"]
+revert = ["ethtool -G eth1 rx 512"]
 "#,
         )
         .unwrap();
@@ -273,6 +327,20 @@ revert = ["c"]
         assert_eq!(f.run.drop_trace.as_deref(), Some("off"));
         assert_eq!(f.traffic[0].sizes, Some(vec![64, 1518]));
         assert_eq!(f.config[1].apply, ["a", "b"]);
+        assert_eq!(f.sweep[0].knob.as_deref(), Some("ethtool-K:gro"));
+        assert_eq!(
+            f.sweep[0].values,
+            [
+                SweepValue::Word("on".into()),
+                SweepValue::Word("off".into())
+            ]
+        );
+        assert_eq!(
+            f.sweep[1].values,
+            [SweepValue::Number(256), SweepValue::Number(1024)]
+        );
+        assert_eq!(f.sweep[1].values[1].to_string(), "1024");
+        assert_eq!(f.sweep[1].apply, ["ethtool -G eth1 rx {value}"]);
         // What it writes, it reads back the same.
         assert_eq!(CampaignFile::parse(&f.to_toml()).unwrap(), f);
     }

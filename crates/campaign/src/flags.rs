@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use pktlab_lab::dut::BUILTIN_NAMES;
 
-use crate::file::{CampaignFile, ConfigSection, TrafficSection};
+use crate::file::{CampaignFile, ConfigSection, SweepSection, SweepValue, TrafficSection};
 use crate::folder::CAMPAIGN_FILE;
 use crate::plan::RFC2544_SIZES;
 use crate::CampaignError;
@@ -38,6 +38,8 @@ pub struct Flags {
     pub dut_cpus: Option<String>,
     pub io: Option<String>,
     pub drop_trace: Option<String>,
+    /// `--sweep KNOB=V1,V2,...`: replaces the campaign file's sweeps.
+    pub sweep: Option<String>,
     /// The command as typed (`pktlab bench -N 3`), for the comment at the
     /// top of a campaign saved from flags.
     pub command_line: String,
@@ -97,6 +99,7 @@ impl Flags {
             ("--prefix", self.prefix.is_some()),
             ("--dut-cpus", self.dut_cpus.is_some()),
             ("--io", self.io.is_some()),
+            ("--sweep", self.sweep.is_some()),
         ];
         if let Some((flag, _)) = shaping.iter().find(|(_, set)| *set) {
             return Err(usage(format!(
@@ -144,6 +147,10 @@ impl Flags {
         if let Some(s) = self.seed {
             file.run.seed = Some(s);
             overridden.push(format!("--seed {s}"));
+        }
+        if let Some(text) = &self.sweep {
+            file.sweep = vec![sweep_section(text)];
+            overridden.push(format!("--sweep {text}"));
         }
         overridden
     }
@@ -201,6 +208,24 @@ impl Flags {
                     .collect::<Result<_, _>>()?,
             ),
         })
+    }
+}
+
+/// `--sweep KNOB=V1,V2,...` as a `[[sweep]]`; the plan checks the knob and
+/// the values (`pktlab_lab::sweep`), so a bad one reads the same from a
+/// flag and from a file.
+fn sweep_section(text: &str) -> SweepSection {
+    let (knob, values) = text.split_once('=').unwrap_or((text, ""));
+    SweepSection {
+        knob: Some(knob.trim().to_string()),
+        values: values
+            .split(',')
+            .map(|v| match v.trim().parse::<u64>() {
+                Ok(n) => SweepValue::Number(n),
+                Err(_) => SweepValue::Word(v.trim().to_string()),
+            })
+            .collect(),
+        ..SweepSection::default()
     }
 }
 

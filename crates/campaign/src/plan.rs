@@ -19,7 +19,7 @@ use pktlab_wire::size::SizeMix;
 use pktlab_wire::units;
 use serde::{Deserialize, Serialize};
 
-use crate::file::{CampaignFile, ConfigSection, LabSection, TrafficSection};
+use crate::file::{CampaignFile, ConfigSection, LabSection, SweepSection, TrafficSection};
 use crate::order::{self, Order};
 use crate::CampaignError;
 use pktlab_remote::endpoint::BenchIo;
@@ -131,6 +131,32 @@ pub struct Sweep {
     pub members: Vec<(u16, String)>,
 }
 
+/// A sweep of one knob of the DUT (`[[sweep]]`, `--sweep`): one
+/// configuration per value, named `LABEL-VALUE`, among the campaign's.
+#[derive(Clone, Debug, Serialize)]
+pub struct KnobSweep {
+    /// The knob as written (`netdev_max_backlog`, `ethtool-K:gro`).
+    pub knob: String,
+    /// What its configurations are named after and the report's axis reads.
+    pub label: String,
+    pub values: Vec<String>,
+    /// The configuration of each value.
+    pub configs: Vec<String>,
+    /// Every value a number: drawn to scale.
+    pub numeric: bool,
+    #[serde(skip)]
+    pub sweep: pktlab_lab::sweep::Sweep,
+    /// The DUT's ports the knob is set on.
+    #[serde(skip)]
+    pub ports: Vec<String>,
+}
+
+impl KnobSweep {
+    fn ports(&self) -> Vec<&str> {
+        self.ports.iter().map(String::as_str).collect()
+    }
+}
+
 /// What a campaign does when a run fails (`on_error`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum OnError {
@@ -179,6 +205,9 @@ pub struct Plan {
     pub traffics: Vec<Traffic>,
     pub sweeps: Vec<Sweep>,
     pub configs: Vec<DutConfig>,
+    /// Knob sweeps; their configurations are in `configs`, after the
+    /// `[[config]]` ones.
+    pub knob_sweeps: Vec<KnobSweep>,
     pub run: RunSettings,
 }
 
@@ -255,7 +284,10 @@ impl Plan {
             }
         }
 
-        let sections = if f.config.is_empty() {
+        // A sweep alone: its values are the configurations.
+        let sections = if f.config.is_empty() && !f.sweep.is_empty() {
+            Vec::new()
+        } else if f.config.is_empty() {
             vec![ConfigSection {
                 name: if builtin { "forwarding" } else { "default" }.into(),
                 ..ConfigSection::default()
@@ -274,10 +306,31 @@ impl Plan {
             }
             configs.push(config);
         }
+        let knob_sweeps = knob_sweeps(&f.sweep, &f.lab, base.as_ref())?;
+        for sweep in &knob_sweeps {
+            let ports = sweep.ports();
+            let made = sweep.sweep.configs(&ports, |name| {
+                let base = base
+                    .as_ref()
+                    .expect("host sysctls are swept on the built-in lab");
+                dut::builtin_config(name, &ports, cpus, base)
+            })?;
+            for config in made {
+                if configs.iter().any(|o: &DutConfig| o.name == config.name) {
+                    return Err(usage(format!(
+                        "configuration '{}' is defined twice (once by a sweep)",
+                        config.name
+                    )));
+                }
+                check_name("configuration", &config.name)?;
+                configs.push(config);
+            }
+        }
 
         // The XDP live-frame generator needs GRO on d0, which the built-in
-        // `gro-off` configuration turns off: a campaign with it uses the
-        // backend that works for every configuration.
+        // `gro-off` configuration turns off, and d0's NAPI polled inline,
+        // which `threaded-napi` moves to a thread: a campaign with either
+        // uses the backend that works for every configuration.
         // Likewise frames larger than XDP live frames carry (jumbo frames).
         let xdp_max = pktlab_io::xdpgen::delivery::MAX_LIVE_FRAME_LEN + 4;
         let jumbo = traffics.iter().any(|t| {
@@ -287,7 +340,12 @@ impl Plan {
         });
         let io = match chosen_io {
             Some(io) => io,
-            None if configs.iter().any(|c| c.builtin && c.name == "gro-off") => BenchIo::Afpacket,
+            None if configs
+                .iter()
+                .any(|c| c.builtin && dut::builtin_needs_afpacket(&c.name)) =>
+            {
+                BenchIo::Afpacket
+            }
             None if jumbo => BenchIo::Afpacket,
             None => lab.default_io(),
         };
@@ -323,6 +381,7 @@ impl Plan {
             traffics,
             sweeps,
             configs,
+            knob_sweeps,
             run: RunSettings {
                 iterations,
                 io,
@@ -352,6 +411,101 @@ impl Plan {
     pub fn is_builtin(&self) -> bool {
         matches!(self.lab, LabChoice::Builtin { .. })
     }
+
+    /// Sets the reverts of the sweeps that put back what the DUT has now,
+    /// read through `read` (a line run on the DUT): before the first run.
+    pub fn read_sweep_reverts(
+        &mut self,
+        read: impl Fn(&str) -> Result<String, dut::DutError>,
+    ) -> Result<(), CampaignError> {
+        for sweep in &self.knob_sweeps {
+            sweep
+                .sweep
+                .fill_reverts(&mut self.configs, &sweep.ports(), &read)?;
+        }
+        Ok(())
+    }
+
+    /// The sweeps' reverts as the campaign's first invocation read them
+    /// (`env.json`'s configurations), when resuming it: the DUT may still
+    /// hold a value the interrupted run set.
+    pub fn adopt_sweep_reverts(&mut self, recorded: &[DutConfig]) {
+        for sweep in self.knob_sweeps.iter().filter(|s| s.sweep.reads()) {
+            for c in self.configs.iter_mut() {
+                if !sweep.configs.contains(&c.name) {
+                    continue;
+                }
+                if let Some(r) = recorded.iter().find(|r| r.name == c.name) {
+                    c.revert = r.revert.clone();
+                }
+            }
+        }
+    }
+
+    /// Lines that show the swept knobs, for the DUT's state probe.
+    pub fn sweep_probes(&self) -> Vec<String> {
+        self.knob_sweeps
+            .iter()
+            .filter_map(|s| s.sweep.probe(&s.ports()))
+            .collect()
+    }
+}
+
+/// The `[[sweep]]` sections, checked. `base` is the built-in lab's (None
+/// for a lab of interfaces, whose DUT is a host of its own: a host sysctl
+/// is then one of its sysctls).
+fn knob_sweeps(
+    sections: &[SweepSection],
+    lab: &LabSection,
+    base: Option<&BuiltinBase>,
+) -> Result<Vec<KnobSweep>, CampaignError> {
+    use pktlab_lab::sweep::{Sweep as Knob, SweepKnob};
+    let mut out = Vec::new();
+    for s in sections {
+        let knob = match (&s.knob, s.apply.is_empty(), &s.name) {
+            (Some(k), true, None) => SweepKnob::parse(k)?,
+            (None, false, Some(name)) => SweepKnob::template(name, &s.apply, &s.revert)?,
+            (Some(_), _, _) => {
+                return Err(usage(
+                    "a [[sweep]] has either a knob, or a name with apply (and revert) lines".into(),
+                ))
+            }
+            (None, _, _) => {
+                return Err(usage(
+                    "a [[sweep]] needs a knob, or a name and apply lines with {value}".into(),
+                ))
+            }
+        };
+        let knob = match (knob, base) {
+            (SweepKnob::HostSysctl { short }, None) => SweepKnob::DutSysctl {
+                key: pktlab_lab::knobs::host::host_knob(&short)
+                    .expect("a host knob's short name")
+                    .to_string(),
+            },
+            (k, _) => k,
+        };
+        let sweep = Knob::new(knob, s.values.iter().map(|v| v.to_string()).collect())?;
+        let ports: Vec<String> = match base {
+            Some(_) => BUILTIN_DUT_IFACES.iter().map(|p| p.to_string()).collect(),
+            None => lab.dut_ifaces.clone(),
+        };
+        if sweep.needs_ports() && ports.is_empty() {
+            return Err(usage(format!(
+                "sweeping {} needs the DUT's ports: give them as [lab] dut_ifaces",
+                sweep.knob.spec()
+            )));
+        }
+        out.push(KnobSweep {
+            knob: sweep.knob.spec(),
+            label: sweep.knob.label(),
+            values: sweep.values.clone(),
+            configs: sweep.names(),
+            numeric: sweep.numeric(),
+            sweep,
+            ports,
+        });
+    }
+    Ok(out)
 }
 
 fn lab_choice(l: &LabSection) -> Result<LabChoice, CampaignError> {
@@ -757,6 +911,124 @@ mod tests {
         );
         let e = parse("[[config]]\nname = \"rps\"\n[[config]]\nname = \"rps\"\n").unwrap_err();
         assert_eq!(e.to_string(), "configuration 'rps' is defined twice");
+    }
+
+    #[test]
+    fn knob_sweeps_are_configurations() {
+        // A sweep alone: its values are the configurations, in order.
+        let c = parse("[[sweep]]\nknob = \"netdev_max_backlog\"\nvalues = [1000, 4000, 2000]\n")
+            .unwrap();
+        let names: Vec<&str> = c.configs.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "netdev_max_backlog-1000",
+                "netdev_max_backlog-4000",
+                "netdev_max_backlog-2000"
+            ]
+        );
+        // The built-in host sysctl configurations, saved and restored.
+        assert!(c.configs[0].builtin);
+        assert_eq!(
+            c.configs[1].apply,
+            ["\"${PKTLAB:-pktlab}\" knob host-sysctl set net.core.netdev_max_backlog=4000"]
+        );
+        let s = &c.knob_sweeps[0];
+        assert_eq!(
+            (s.knob.as_str(), s.label.as_str()),
+            ("netdev_max_backlog", "netdev_max_backlog")
+        );
+        assert_eq!(s.values, ["1000", "4000", "2000"]);
+        assert!(s.numeric);
+        assert_eq!(c.plan().len(), 3 * 5);
+        assert!(c.sweep_probes().is_empty());
+
+        // After the [[config]] ones; a qdisc on both DUT ports.
+        let mut c = parse(
+            "[[config]]\nname = \"forwarding\"\n[[sweep]]\nknob = \"qdisc:pfifo:limit\"\nvalues = [10, 100]\n",
+        )
+        .unwrap();
+        let names: Vec<&str> = c.configs.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["forwarding", "pfifo-limit-10", "pfifo-limit-100"]);
+        assert_eq!(
+            c.configs[2].apply,
+            [
+                "tc qdisc replace dev d0 root pfifo limit 100",
+                "tc qdisc replace dev d1 root pfifo limit 100"
+            ]
+        );
+        assert_eq!(
+            c.sweep_probes(),
+            ["tc qdisc show dev d0 root; tc qdisc show dev d1 root"]
+        );
+        // Nothing to read for a qdisc: the revert is known.
+        c.read_sweep_reverts(|l| panic!("read {l}")).unwrap();
+        assert_eq!(c.configs[1].revert.len(), 2);
+
+        // A DUT sysctl's revert is what the DUT has before the first run;
+        // on resume, what the first invocation read.
+        let mut c =
+            parse("[[sweep]]\nknob = \"net.ipv4.neigh.default.gc_thresh1\"\nvalues = [128, 256]\n")
+                .unwrap();
+        assert!(c.configs[0].revert.is_empty());
+        c.read_sweep_reverts(|l| {
+            assert_eq!(l, "sysctl -n net.ipv4.neigh.default.gc_thresh1");
+            Ok("64\n".into())
+        })
+        .unwrap();
+        assert_eq!(c.configs[0].name, "gc_thresh1-128");
+        assert_eq!(
+            c.configs[0].apply,
+            ["sysctl -qw net.ipv4.neigh.default.gc_thresh1=128"]
+        );
+        assert_eq!(
+            c.configs[1].revert,
+            ["sysctl -qw 'net.ipv4.neigh.default.gc_thresh1=64'"]
+        );
+        let mut recorded = c.configs.clone();
+        recorded[1].revert = vec!["sysctl -qw 'net.ipv4.neigh.default.gc_thresh1=32'".into()];
+        c.adopt_sweep_reverts(&recorded);
+        assert_eq!(c.configs[1].revert, recorded[1].revert);
+        assert_eq!(
+            c.sweep_probes(),
+            ["sysctl net.ipv4.neigh.default.gc_thresh1"]
+        );
+
+        // Bad sweeps are usage errors, one line each.
+        let bad = |text: &str| {
+            let e = parse(text).unwrap_err();
+            assert!(e.is_usage(), "{e}");
+            e.to_string()
+        };
+        assert_eq!(
+            bad("[[sweep]]\nknob = \"netdev_max_backlog\"\nvalues = [1000]\n"),
+            "invalid configuration 'netdev_max_backlog': a sweep needs at least two values"
+        );
+        assert!(bad("[[sweep]]\nvalues = [1, 2]\n").contains("needs a knob"));
+        assert!(
+            bad("[[sweep]]\nknob = \"dev_weight\"\nname = \"w\"\nvalues = [1, 2]\n")
+                .contains("either a knob, or a name")
+        );
+        assert_eq!(
+            bad("[[config]]\nname = \"dev_weight-64\"\n[[sweep]]\nknob = \"dev_weight\"\nvalues = [64, 128]\n"),
+            "configuration 'dev_weight-64' is defined twice (once by a sweep)"
+        );
+        // An interfaces lab: ethtool needs the DUT's ports; a host sysctl is
+        // the DUT host's own sysctl.
+        let lab = "[lab]\nkind = \"interfaces\"\ngen_iface = \"eth1\"\nrcv_iface = \"eth2\"\ndut_in_mac = \"00:1b:21:c4:95:7a\"\ndut = \"ssh root@dut\"\n";
+        assert_eq!(
+            bad(&format!(
+                "{lab}[[sweep]]\nknob = \"ethtool-C:rx-usecs\"\nvalues = [0, 8]\n"
+            )),
+            "sweeping ethtool-C:rx-usecs needs the DUT's ports: give them as [lab] dut_ifaces"
+        );
+        let c = parse(&format!(
+            "{lab}[[sweep]]\nknob = \"dev_weight\"\nvalues = [64, 128]\n"
+        ))
+        .unwrap();
+        assert_eq!(c.configs[0].name, "dev_weight-64");
+        assert_eq!(c.configs[0].apply, ["sysctl -qw net.core.dev_weight=64"]);
+        assert!(!c.configs[0].builtin);
     }
 
     #[test]

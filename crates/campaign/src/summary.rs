@@ -202,6 +202,88 @@ pub fn sweep_tables(campaign: &Plan, cells: &[Cell]) -> Vec<SweepTable> {
     out
 }
 
+/// One value of a knob sweep: its configuration's runs on one traffic.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KnobSweepRow {
+    pub value: String,
+    pub config: String,
+    pub runs: usize,
+    pub forwarded_median_pps: f64,
+    pub forwarded_mean_pps: f64,
+    /// The mean's 95 % confidence interval (Student's t, ministat's
+    /// table); none for fewer than two runs.
+    pub ci95_low_pps: Option<f64>,
+    pub ci95_high_pps: Option<f64>,
+    pub offered_median_pps: f64,
+    /// The worst loss ratio of the runs.
+    pub max_loss_ratio: f64,
+}
+
+/// A knob sweep on one traffic: forwarded pps against the knob's value.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KnobSweepTable {
+    /// The knob as written (`netdev_max_backlog`, `ethtool-K:gro`).
+    pub knob: String,
+    pub label: String,
+    pub traffic: String,
+    /// Every value a number.
+    pub numeric: bool,
+    pub rows: Vec<KnobSweepRow>,
+}
+
+/// The 95 % confidence interval of the mean of `s` (none below two runs).
+pub fn mean_ci95(s: &Summary) -> Option<(f64, f64)> {
+    if s.n < 2 {
+        return None;
+    }
+    let t = Confidence::P95.critical_t(s.n - 1);
+    let half = t * s.stddev / (s.n as f64).sqrt();
+    Some((s.avg - half, s.avg + half))
+}
+
+/// The knob sweep tables: every knob sweep on every traffic, values in
+/// the order given (values without a finished run are left out).
+pub fn knob_sweep_tables(campaign: &Plan, cells: &[Cell]) -> Vec<KnobSweepTable> {
+    let mut out = Vec::new();
+    for sweep in &campaign.knob_sweeps {
+        for t in &campaign.traffics {
+            let rows: Vec<KnobSweepRow> = sweep
+                .values
+                .iter()
+                .zip(&sweep.configs)
+                .filter_map(|(value, config)| {
+                    let cell = cells
+                        .iter()
+                        .find(|c| &c.config == config && c.traffic == t.name)?;
+                    let (fwd, off) = (cell.forwarded.as_ref()?, cell.offered.as_ref()?);
+                    let ci = mean_ci95(fwd);
+                    Some(KnobSweepRow {
+                        value: value.clone(),
+                        config: config.clone(),
+                        runs: fwd.n,
+                        forwarded_median_pps: fwd.median,
+                        forwarded_mean_pps: fwd.avg,
+                        ci95_low_pps: ci.map(|c| c.0),
+                        ci95_high_pps: ci.map(|c| c.1),
+                        offered_median_pps: off.median,
+                        max_loss_ratio: cell.max_loss_ratio,
+                    })
+                })
+                .collect();
+            if !rows.is_empty() {
+                out.push(KnobSweepTable {
+                    knob: sweep.knob.clone(),
+                    label: sweep.label.clone(),
+                    traffic: t.name.clone(),
+                    numeric: sweep.numeric,
+                    rows,
+                });
+            }
+        }
+    }
+    out
+}
+
 /// `summary.json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CampaignSummary {
@@ -225,6 +307,9 @@ pub struct CampaignSummary {
     pub cells: Vec<Cell>,
     pub comparisons: Vec<ConfigComparison>,
     pub sweeps: Vec<SweepTable>,
+    /// Absent from folders written before knob sweeps.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub knob_sweeps: Vec<KnobSweepTable>,
 }
 
 impl CampaignSummary {
@@ -248,6 +333,7 @@ impl CampaignSummary {
             complete: runs.len() >= planned,
             comparisons: comparisons(campaign, &cells),
             sweeps: sweep_tables(campaign, &cells),
+            knob_sweeps: knob_sweep_tables(campaign, &cells),
             cells,
         }
     }
@@ -276,6 +362,49 @@ mod tests {
 
     fn run(config: &str, traffic: &str, iteration: usize, fwd: f64, off: f64) -> RunRecord {
         crate::records::tests::record(config, traffic, iteration, fwd, off)
+    }
+
+    #[test]
+    fn knob_sweep_table_with_confidence_intervals() {
+        let c = campaign(
+            "[run]\niterations = 3\n[[sweep]]\nknob = \"dev_weight\"\nvalues = [64, 256, 1024]\n",
+        );
+        let runs = vec![
+            run("dev_weight-64", "inet4", 0, 100.0, 200.0),
+            run("dev_weight-64", "inet4", 1, 110.0, 200.0),
+            run("dev_weight-64", "inet4", 2, 120.0, 210.0),
+            run("dev_weight-256", "inet4", 0, 150.0, 200.0),
+        ];
+        let t = knob_sweep_tables(&c, &cells(&c, &runs));
+        assert_eq!(t.len(), 1);
+        assert_eq!(
+            (t[0].knob.as_str(), t[0].traffic.as_str()),
+            ("dev_weight", "inet4")
+        );
+        // 1024 has no finished run: left out.
+        let values: Vec<&str> = t[0].rows.iter().map(|r| r.value.as_str()).collect();
+        assert_eq!(values, ["64", "256"]);
+        let r = &t[0].rows[0];
+        assert_eq!((r.config.as_str(), r.runs), ("dev_weight-64", 3));
+        assert_eq!(
+            (r.forwarded_median_pps, r.forwarded_mean_pps),
+            (110.0, 110.0)
+        );
+        assert_eq!(r.offered_median_pps, 200.0);
+        // Mean 110, standard deviation 10, n 3: t(2 df, 95 %) = 4.303, the
+        // half width 4.303 × 10 / √3 = 24.8434.
+        let (lo, hi) = (r.ci95_low_pps.unwrap(), r.ci95_high_pps.unwrap());
+        assert!((lo - 85.1566).abs() < 1e-3, "{lo}");
+        assert!((hi - 134.8434).abs() < 1e-3, "{hi}");
+        // One run: no interval.
+        assert_eq!(t[0].rows[1].ci95_low_pps, None);
+        assert_eq!(t[0].rows[1].forwarded_median_pps, 150.0);
+        // Into summary.json and back.
+        let s = CampaignSummary::new(&c, &runs);
+        assert_eq!(s.knob_sweeps, t);
+        let back: CampaignSummary =
+            serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back.knob_sweeps, t);
     }
 
     #[test]

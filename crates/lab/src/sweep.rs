@@ -17,8 +17,8 @@
 //! - command templates with `{value}`, from a campaign file.
 //!
 //! A sysctl's or an interface setting's revert sets the value the DUT had
-//! when the sweep's configurations were made ([`Sweep::configs`] reads it
-//! there), and [`Sweep::probe`] adds the knob to the DUT's state probe, so
+//! before the sweep's first run ([`Sweep::fill_reverts`] reads it there),
+//! and [`Sweep::probe`] adds the knob to the DUT's state probe, so
 //! that the revert is proven as every configuration's is.
 
 use crate::dut::{DutConfig, DutError};
@@ -322,19 +322,17 @@ impl Sweep {
 
     /// The DUT configuration of each value. A host sysctl's are the
     /// built-in ones and are left to `builtin` (called with each name).
-    /// Sysctls and interface settings are read first through `read` (a
-    /// line run on the DUT, returning its output), and each revert sets
-    /// what was read.
+    /// A sysctl's or an interface setting's have no revert yet: it sets
+    /// what the DUT has before the sweep, which [`Sweep::fill_reverts`]
+    /// reads there ([`Sweep::reads`]).
     pub fn configs(
         &self,
         ports: &[&str],
         builtin: impl Fn(&str) -> Result<DutConfig, DutError>,
-        read: impl Fn(&str) -> Result<String, DutError>,
     ) -> Result<Vec<DutConfig>, DutError> {
         if let SweepKnob::HostSysctl { .. } = self.knob {
             return self.names().iter().map(|n| builtin(n)).collect();
         }
-        let revert = self.revert_lines(ports, &read)?;
         let names = self.names();
         Ok(self
             .values
@@ -347,11 +345,48 @@ impl Sweep {
                     SweepKnob::Template { revert, .. } => {
                         revert.iter().map(|l| l.replace("{value}", value)).collect()
                     }
-                    _ => revert.clone(),
+                    SweepKnob::Qdisc { kind, .. } => qdisc_revert(ports, kind),
+                    _ => Vec::new(),
                 };
                 c
             })
             .collect())
+    }
+
+    /// Whether the knob is set on the DUT's ports, which must then be known.
+    pub fn needs_ports(&self) -> bool {
+        matches!(
+            self.knob,
+            SweepKnob::Ethtool { .. } | SweepKnob::Qdisc { .. }
+        )
+    }
+
+    /// Whether the reverts need the knob's value read on the DUT first.
+    pub fn reads(&self) -> bool {
+        matches!(
+            self.knob,
+            SweepKnob::DutSysctl { .. } | SweepKnob::Ethtool { .. }
+        )
+    }
+
+    /// Sets the revert of each of `configs` (this sweep's, from
+    /// [`Sweep::configs`]) to the knob's value now, read through `read` (a
+    /// line run on the DUT, returning its output).
+    pub fn fill_reverts(
+        &self,
+        configs: &mut [DutConfig],
+        ports: &[&str],
+        read: impl Fn(&str) -> Result<String, DutError>,
+    ) -> Result<(), DutError> {
+        if !self.reads() {
+            return Ok(());
+        }
+        let revert = self.revert_lines(ports, &read)?;
+        let names = self.names();
+        for c in configs.iter_mut().filter(|c| names.contains(&c.name)) {
+            c.revert = revert.clone();
+        }
+        Ok(())
     }
 
     fn apply_lines(&self, ports: &[&str], value: &str) -> Vec<String> {
@@ -371,21 +406,24 @@ impl Sweep {
         }
     }
 
-    /// The lines that put the knob back as it is now.
+    /// The lines that put a sysctl or an interface setting back as it is
+    /// now.
     fn revert_lines(
         &self,
         ports: &[&str],
         read: &impl Fn(&str) -> Result<String, DutError>,
     ) -> Result<Vec<String>, DutError> {
         match &self.knob {
-            SweepKnob::HostSysctl { .. } | SweepKnob::Template { .. } => Ok(Vec::new()),
             SweepKnob::DutSysctl { key } => {
                 let now = read(&format!("sysctl -n {key}"))?;
                 // Multi-field values (`4096 16384 4194304`) come back with
                 // tabs; sysctl takes them with spaces, quoted.
                 let now = now.split_whitespace().collect::<Vec<_>>().join(" ");
                 if now.is_empty() {
-                    return Err(invalid(&self.knob.spec(), format!("sysctl {key} has no value")));
+                    return Err(invalid(
+                        &self.knob.spec(),
+                        format!("sysctl {key} has no value"),
+                    ));
                 }
                 Ok(vec![format!("sysctl -qw '{key}={now}'")])
             }
@@ -393,22 +431,27 @@ impl Sweep {
                 .iter()
                 .map(|p| {
                     let shown = read(&format!("ethtool {} {p}", option.flags().1))?;
-                    let now = ethtool_current(*option, setting, &shown).map_err(|why| {
-                        invalid(&self.knob.spec(), format!("{p}: {why}"))
-                    })?;
+                    let now = ethtool_current(*option, setting, &shown)
+                        .map_err(|why| invalid(&self.knob.spec(), format!("{p}: {why}")))?;
                     Ok(format!("ethtool {} {p} {setting} {now}", option.flags().0))
                 })
                 .collect(),
-            SweepKnob::Qdisc { kind, .. } => Ok(ports
-                .iter()
-                .map(|p| {
-                    format!(
-                        "if tc qdisc show dev {p} root | grep -q '^qdisc {kind} '; then tc qdisc del dev {p} root; fi"
-                    )
-                })
-                .collect()),
+            _ => Ok(Vec::new()),
         }
     }
+}
+
+/// Deletes the root qdisc of `kind` where it is the root, which brings back
+/// the port's default (veth's `noqueue`, a NIC's `mq`).
+fn qdisc_revert(ports: &[&str], kind: &str) -> Vec<String> {
+    ports
+        .iter()
+        .map(|p| {
+            format!(
+                "if tc qdisc show dev {p} root | grep -q '^qdisc {kind} '; then tc qdisc del dev {p} root; fi"
+            )
+        })
+        .collect()
 }
 
 /// Long names of the `-K` features whose short names ethtool also takes.
@@ -620,7 +663,10 @@ mod tests {
             );
             Ok(ETHTOOL_G.to_string())
         };
-        let c = s.configs(&["eth1", "eth2"], no_builtin, read).unwrap();
+        assert!(s.reads());
+        let mut c = s.configs(&["eth1", "eth2"], no_builtin).unwrap();
+        assert!(c[0].revert.is_empty());
+        s.fill_reverts(&mut c, &["eth1", "eth2"], read).unwrap();
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].name, "rx-256");
         assert_eq!(
@@ -643,12 +689,12 @@ mod tests {
         );
 
         let s = parse("net.ipv4.tcp_rmem=4096,8192");
-        let c = s
-            .configs(&["d0"], no_builtin, |l| {
-                assert_eq!(l, "sysctl -n net.ipv4.tcp_rmem");
-                Ok("4096\t131072\t6291456\n".into())
-            })
-            .unwrap();
+        let mut c = s.configs(&["d0"], no_builtin).unwrap();
+        s.fill_reverts(&mut c, &["d0"], |l| {
+            assert_eq!(l, "sysctl -n net.ipv4.tcp_rmem");
+            Ok("4096\t131072\t6291456\n".into())
+        })
+        .unwrap();
         assert_eq!(c[1].apply, ["sysctl -qw net.ipv4.tcp_rmem=8192"]);
         assert_eq!(
             c[1].revert,
@@ -656,7 +702,9 @@ mod tests {
         );
 
         let s = parse("qdisc:pfifo:limit=10,100");
-        let c = s.configs(&["d1"], no_builtin, |_| unreachable!()).unwrap();
+        assert!(!s.reads());
+        let mut c = s.configs(&["d1"], no_builtin).unwrap();
+        s.fill_reverts(&mut c, &["d1"], |_| unreachable!()).unwrap();
         assert_eq!(c[0].apply, ["tc qdisc replace dev d1 root pfifo limit 10"]);
         assert_eq!(
             c[0].revert,
@@ -664,8 +712,9 @@ mod tests {
         );
 
         let s = parse("ethtool-K:rx=on,off");
+        let mut c = s.configs(&["d0"], no_builtin).unwrap();
         let e = s
-            .configs(&["d0"], no_builtin, |_| Ok(ETHTOOL_K.into()))
+            .fill_reverts(&mut c, &["d0"], |_| Ok(ETHTOOL_K.into()))
             .unwrap_err();
         assert_eq!(
             e.to_string(),
@@ -676,13 +725,8 @@ mod tests {
     #[test]
     fn host_sysctls_are_the_builtin_configurations() {
         let s = parse("dev_weight=64,256");
-        let c = s
-            .configs(
-                &["d0"],
-                |n| Ok(DutConfig::unchanged(n)),
-                |_| unreachable!("a host sysctl is saved by its own configuration"),
-            )
-            .unwrap();
+        assert!(!s.reads());
+        let c = s.configs(&["d0"], |n| Ok(DutConfig::unchanged(n))).unwrap();
         assert_eq!(
             c.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
             ["dev_weight-64", "dev_weight-256"]
@@ -696,7 +740,7 @@ mod tests {
         let revert = vec!["echo was {value} >> /tmp/y".to_string()];
         let knob = SweepKnob::template("ring", &apply, &revert).unwrap();
         let s = Sweep::new(knob, vec!["a".into(), "b".into()]).unwrap();
-        let c = s.configs(&[], no_builtin, |_| unreachable!()).unwrap();
+        let c = s.configs(&[], no_builtin).unwrap();
         assert_eq!(c[1].name, "ring-b");
         assert_eq!(c[1].apply, ["echo b > /tmp/x"]);
         assert_eq!(c[1].revert, ["echo was b >> /tmp/y"]);

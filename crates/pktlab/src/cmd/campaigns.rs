@@ -50,7 +50,9 @@ pub struct CampaignArgs {
     pub name: Option<String>,
     /// DUT configurations to compare, the first being the baseline:
     /// forwarding, nft-stateless, nft-stateful, rps, gro-off, gro-on,
-    /// redirects-on, or all [default: forwarding]
+    /// redirects-on, tc-forward, xdp-forward, threaded-napi, fq_codel,
+    /// pfifo, KNOB-VALUE for a host sysctl (netdev_max_backlog-2000), or
+    /// all [default: forwarding]
     #[arg(long = "configs", value_name = "LIST", conflicts_with = "campaign")]
     pub configs: Option<String>,
     /// Runs per configuration and traffic [default: 5]
@@ -77,6 +79,13 @@ pub struct CampaignArgs {
     /// Frame size or mix, as for gen -l [default: 64 for inet4, 80 for inet6]
     #[arg(short = 'l', long = "size", value_name = "SIZE", conflicts_with_all = ["campaign", "sizes"])]
     pub size: Option<String>,
+    /// A knob sweep, one configuration per value (after --configs' ones):
+    /// KNOB=V1,V2,... where KNOB is a host sysctl (netdev_max_backlog,
+    /// netdev_budget, netdev_budget_usecs, dev_weight, nf_conntrack_max), a
+    /// sysctl of the DUT (net.ipv4....), ethtool-K:FEATURE, ethtool-C:PARAM,
+    /// ethtool-G:PARAM, ethtool-L:PARAM or qdisc:KIND:PARAM
+    #[arg(long = "sweep", value_name = "KNOB=VALUES")]
+    pub sweep: Option<String>,
     /// A size sweep: a list of frame sizes (64,512,1518) or rfc2544
     #[arg(long = "sizes", value_name = "LIST", conflicts_with = "campaign")]
     pub sizes: Option<String>,
@@ -101,12 +110,13 @@ pub struct CampaignArgs {
     pub threads: Option<usize>,
     /// I/O backend of the generator and the receiver: afpacket, afxdp,
     /// xdp (the XDP generator; the receiver as with auto) or auto
-    /// [default: afpacket]
+    /// [default: xdp on the built-in lab (afpacket with gro-off,
+    /// threaded-napi or jumbo frames), afpacket on other labs]
     #[arg(long = "io", value_name = "IO")]
     pub io: Option<String>,
-    /// The drop tracer (where the lost frames went): auto (where BPF is
-    /// allowed, else counters only), on, off [default: the campaign's
-    /// [run] drop_trace, else auto]
+    /// The drop tracer (where the lost frames went): auto (traced where
+    /// BPF is allowed, counters only in full-speed runs), on, off
+    /// [default: the campaign's [run] drop_trace, else auto]
     #[arg(long = "drop-trace", value_name = "MODE")]
     pub drop_trace: Option<String>,
     /// The built-in lab's namespace prefix [default: pktlab]
@@ -170,6 +180,7 @@ impl CampaignArgs {
             dut_cpus: self.dut_cpus.clone(),
             io: self.io.clone(),
             drop_trace: self.drop_trace.clone(),
+            sweep: self.sweep.clone(),
             command_line: format!("pktlab {command} {}", args.join(" ")),
         }
     }

@@ -4,7 +4,8 @@
 //! every finished run and at the end).
 //!
 //! - [`ministat`]: `ministat.txt`, the configurations compared per traffic;
-//! - [`sweep`]: `sweep.txt`, the size sweep tables;
+//! - [`sweep`]: `sweep.txt`, the size and knob sweep tables, and
+//!   `sweep.csv`, the knob sweeps' rows;
 //! - [`csv`]: `runs.csv`, one row per finished run;
 //! - [`crate::html::HtmlReport`]: `report.html`, the page people look at;
 //! - [`tidy`]: the tidy CSV files of `pktlab report --csv` (not an exporter).
@@ -22,7 +23,12 @@ use pktlab_search::mlr::Searches;
 /// written, and `report.html` last unless `report` is false
 /// (`--no-report`).
 pub fn runs_exporters(report: bool) -> Vec<&'static dyn Sink<Runs>> {
-    let mut out: Vec<&'static dyn Sink<Runs>> = vec![&ministat::Ministat, &sweep::Sweep, &csv::Csv];
+    let mut out: Vec<&'static dyn Sink<Runs>> = vec![
+        &ministat::Ministat,
+        &sweep::Sweep,
+        &sweep::SweepCsv,
+        &csv::Csv,
+    ];
     if report {
         out.push(&crate::html::HtmlReport);
     }

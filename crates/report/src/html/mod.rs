@@ -10,6 +10,7 @@ pub mod across;
 pub mod charts;
 pub mod data;
 pub mod escape;
+pub mod knob_sweep;
 pub mod losses;
 pub mod numbers;
 pub mod page;

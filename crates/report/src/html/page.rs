@@ -119,6 +119,7 @@ fn body(f: &Folder) -> String {
             ("drops", "Where the lost frames went", losses::section(f)),
             ("load", "DUT load", sections::dut_load(f)),
             ("sweep", "Size sweep", sections::size_sweep(f)),
+            ("knob-sweep", "Knob sweep", super::knob_sweep::section(f)),
             ("interfaces", "Interfaces", sections::interfaces(f)),
             ("missing", "Not in this folder", sections::missing(f)),
         ],
