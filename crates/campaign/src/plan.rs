@@ -133,7 +133,7 @@ pub struct Sweep {
 
 /// A sweep of one knob of the DUT (`[[sweep]]`, `--sweep`): one
 /// configuration per value, named `LABEL-VALUE`, among the campaign's.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct KnobSweep {
     /// The knob as written (`netdev_max_backlog`, `ethtool-K:gro`).
     pub knob: String,

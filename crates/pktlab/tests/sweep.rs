@@ -231,3 +231,100 @@ fn a_dut_sysctl_sweep_reverts_to_the_value_it_found() {
         "pktlab: invalid configuration 'netdev_max_backlog': a sweep needs at least two values"
     );
 }
+
+#[test]
+fn an_rfc2544_sweep_of_a_policer_rate_finds_each_values_ndr() {
+    let _alone = one_at_a_time();
+    let lab = Lab::up();
+    let dir = results_dir("rfc2544");
+    // A command template: an nftables policer of {value} frames per second
+    // with a burst of 200, so a 1 s trial passes about value + 200.
+    let file = dir.path().join("police.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"polsweep\"\n[lab]\nprefix = \"{}\"\n[[sweep]]\nname = \"police\"\nvalues = [2000, 4000]\n\
+             apply = [\"nft add table inet pktlabsw\", \
+             \"nft add chain inet pktlabsw c '{{ type filter hook forward priority 0; }}'\", \
+             \"nft add rule inet pktlabsw c limit rate over {{value}}/second burst 200 packets drop\"]\n\
+             revert = [\"nft delete table inet pktlabsw\"]\n",
+            lab.prefix
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let r = pktlab(&[
+        "rfc2544",
+        "-f",
+        file.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--max-rate",
+        "10k",
+        "--duration-sum",
+        "2s",
+        "--width",
+        "2",
+        "--goal",
+        "0",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("rfc2544.json")).unwrap()).unwrap();
+    let table = &report["knob_sweeps"][0];
+    assert_eq!(table["knob"], "police");
+    let rows = table["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{table}");
+    let sweep_txt = std::fs::read_to_string(out.join("sweep.txt")).unwrap();
+    let sweep_csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert_eq!(sweep_csv.lines().count(), 3, "{sweep_csv}");
+    let mut ndr = Vec::new();
+    for (i, (value, low, high)) in [("2000", 1900.0, 2500.0), ("4000", 3800.0, 4500.0)]
+        .into_iter()
+        .enumerate()
+    {
+        let row = &rows[i];
+        let config = format!("police-{value}");
+        assert_eq!(
+            (row["value"].as_str(), row["config"].as_str()),
+            (Some(value), Some(config.as_str()))
+        );
+        assert_eq!(row["searches"], 1);
+        // The table holds the value's one search's bounds.
+        let search = report["throughput"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["config"] == config.as_str())
+            .expect("the value's search");
+        let goal = &row["goals"][0];
+        assert_eq!(goal["loss_ratio"], 0.0);
+        assert_eq!(goal["lower_pps"], search["goals"][0]["lower_pps"]);
+        assert_eq!(goal["upper_pps"], search["goals"][0]["upper_pps"]);
+        let (l, u) = (f(goal, "lower_pps"), f(goal, "upper_pps"));
+        assert!(l < u, "{goal}");
+        // The policer's rate and its burst, within the 2 % width and a 1 s
+        // trial's jitter; a busy host's generator may fall short, which
+        // only lowers the bound.
+        assert!(
+            (low..high).contains(&u) || (low..high).contains(&l),
+            "{value}: [{l}, {u}]"
+        );
+        ndr.push(l);
+        let line = sweep_txt
+            .lines()
+            .find(|x| x.trim_start().starts_with(&format!("{value} | {config} ")))
+            .unwrap_or_else(|| panic!("no row for {value} in {sweep_txt}"));
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        assert_eq!(cells[3], format!("{l:.0}"), "{line}");
+        assert_eq!(cells[4], format!("{u:.0}"), "{line}");
+    }
+    assert!(ndr[1] > ndr[0] * 1.5, "{ndr:?}");
+    assert!(sweep_txt.contains("NDR lower"), "{sweep_txt}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let section = &html[html
+        .find("<section id=\"knob-sweep\">")
+        .expect("the knob sweep section")..];
+    assert!(section.contains("<svg"));
+    assert!(section.contains("police-4000"));
+}

@@ -35,9 +35,10 @@ pub fn runs_exporters(report: bool) -> Vec<&'static dyn Sink<Runs>> {
     out
 }
 
-/// An rfc2544 campaign's exporters: `report.html` unless `report` is false.
+/// An rfc2544 campaign's exporters: a knob sweep's `sweep.txt` and
+/// `sweep.csv`, and `report.html` unless `report` is false.
 pub fn search_exporters(report: bool) -> Vec<&'static dyn Sink<Searches>> {
-    let mut out: Vec<&'static dyn Sink<Searches>> = Vec::new();
+    let mut out: Vec<&'static dyn Sink<Searches>> = vec![&sweep::Sweep, &sweep::SweepCsv];
     if report {
         out.push(&crate::html::HtmlReport);
     }

@@ -7,6 +7,8 @@
 use pktlab_campaign::runs::Runs;
 use pktlab_campaign::sink::{Exporter, Finished};
 use pktlab_campaign::summary::{KnobSweepTable, SweepTable};
+use pktlab_search::mlr::sweep::SearchSweepTable;
+use pktlab_search::mlr::Searches;
 use serde::Serialize;
 
 /// Its name in the results folder.
@@ -48,6 +50,143 @@ impl Exporter<Runs> for SweepCsv {
     fn render(&self, f: &Finished<'_, Runs>) -> Option<String> {
         (!f.plan.knob_sweeps.is_empty()).then(|| knob_csv(&f.results.summary.knob_sweeps))
     }
+}
+
+impl Exporter<Searches> for Sweep {
+    fn file_name(&self) -> &'static str {
+        FILE
+    }
+
+    /// Nothing for a campaign without a knob sweep.
+    fn render(&self, f: &Finished<'_, Searches>) -> Option<String> {
+        let tables = &f.results.report.knob_sweeps;
+        (!tables.is_empty()).then(|| {
+            tables
+                .iter()
+                .map(search_table)
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+    }
+}
+
+impl Exporter<Searches> for SweepCsv {
+    fn file_name(&self) -> &'static str {
+        CSV_FILE
+    }
+
+    fn render(&self, f: &Finished<'_, Searches>) -> Option<String> {
+        let tables = &f.results.report.knob_sweeps;
+        (!tables.is_empty()).then(|| search_csv(tables))
+    }
+}
+
+/// A goal's name: `NDR` for no loss, `PDR 0.5%` for a loss ratio of 0.005.
+fn goal_name(loss_ratio: f64) -> String {
+    if loss_ratio == 0.0 {
+        "NDR".into()
+    } else {
+        format!("PDR {}%", pktlab_stats::format_g(loss_ratio * 100.0, 6))
+    }
+}
+
+/// One knob sweep's searches: each goal's lower and upper bound per value.
+pub fn search_table(t: &SearchSweepTable) -> String {
+    let mut out = format!(
+        "Sweep of {} on {} (each goal's bounds in pps, the median of the value's searches):\n",
+        t.knob, t.traffic
+    );
+    let value_width = t
+        .rows
+        .iter()
+        .map(|r| r.value.len())
+        .max()
+        .unwrap_or(0)
+        .max(5);
+    let config_width = t
+        .rows
+        .iter()
+        .map(|r| r.config.len())
+        .max()
+        .unwrap_or(0)
+        .max(13);
+    let goals: Vec<String> = t
+        .rows
+        .first()
+        .map(|r| r.goals.iter().map(|g| goal_name(g.loss_ratio)).collect())
+        .unwrap_or_default();
+    let mut head = format!(
+        "{:>vw$} | {:<cw$} | {:>8}",
+        "Value",
+        "Configuration",
+        "Searches",
+        vw = value_width,
+        cw = config_width
+    );
+    for g in &goals {
+        head += &format!(
+            " | {:>14} | {:>14}",
+            format!("{g} lower"),
+            format!("{g} upper")
+        );
+    }
+    out += &head;
+    out.push('\n');
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
+    for r in &t.rows {
+        let mut line = format!(
+            "{:>vw$} | {:<cw$} | {:>8}",
+            r.value,
+            r.config,
+            r.searches,
+            vw = value_width,
+            cw = config_width
+        );
+        for g in &r.goals {
+            line += &format!(" | {:>14} | {:>14}", opt(g.lower_pps), opt(g.upper_pps));
+        }
+        out += &line;
+        out.push('\n');
+    }
+    out
+}
+
+/// A row of a search sweep's `sweep.csv`: one goal at one value.
+#[derive(Serialize)]
+struct SearchCsvRow<'a> {
+    knob: &'a str,
+    traffic: &'a str,
+    value: &'a str,
+    config: &'a str,
+    searches: usize,
+    loss_ratio: f64,
+    lower_pps: Option<f64>,
+    conditional_throughput_pps: Option<f64>,
+    upper_pps: Option<f64>,
+}
+
+/// The search sweep tables as one CSV, a row per goal, value and traffic.
+pub fn search_csv(tables: &[SearchSweepTable]) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for t in tables {
+        for r in &t.rows {
+            for g in &r.goals {
+                w.serialize(SearchCsvRow {
+                    knob: &t.knob,
+                    traffic: &t.traffic,
+                    value: &r.value,
+                    config: &r.config,
+                    searches: r.searches,
+                    loss_ratio: g.loss_ratio,
+                    lower_pps: g.lower_pps,
+                    conditional_throughput_pps: g.conditional_throughput_pps,
+                    upper_pps: g.upper_pps,
+                })
+                .expect("a CSV row serialises");
+            }
+        }
+    }
+    String::from_utf8(w.into_inner().expect("a Vec takes every byte")).expect("CSV of UTF-8")
 }
 
 /// Every knob sweep table, a blank line between two.

@@ -1,9 +1,11 @@
 //! The knob sweep section: forwarded pps against each value of the swept
 //! knob, the mean of the runs with its 95 % confidence interval as an
-//! error bar (BSDRP's netbenches draws one such curve per knob), and the
+//! error bar (BSDRP's netbenches draws one such curve per knob), or, for
+//! an rfc2544 campaign, each goal's bounds against the value; and the
 //! table of the numbers drawn.
 
 use pktlab_campaign::summary::KnobSweepTable;
+use pktlab_search::mlr::sweep::SearchSweepTable;
 
 use super::charts::{self, GoalBounds};
 use super::data::Folder;
@@ -72,6 +74,84 @@ fn sweep_figure(t: &KnobSweepTable) -> String {
                 grouped(r.offered_median_pps, 0),
                 format!("{:.3} %", r.max_loss_ratio * 100.0),
             ]
+        })
+        .collect();
+    figure(&chart, &table(&head, &rows, 2))
+}
+
+/// The section of an rfc2544 campaign: NDR and PDR bounds per value.
+pub fn search_section(f: &Folder) -> String {
+    let Some(report) = f.report().filter(|r| !r.knob_sweeps.is_empty()) else {
+        return String::new();
+    };
+    let mut out = String::from(
+        "<section id=\"knob-sweep\"><h2>Knob sweep</h2><p>Each goal's bounds for each value of the knob (the bar from the lower to the upper bound, the dot at the conditional throughput), the median of the value's searches.</p>",
+    );
+    for t in &report.knob_sweeps {
+        out += &format!("<h3>{} · {}</h3>", html(&t.knob), html(&t.traffic));
+        out += &search_figure(t);
+    }
+    out + "</section>"
+}
+
+fn goal_name(loss_ratio: f64) -> String {
+    if loss_ratio == 0.0 {
+        "NDR".into()
+    } else {
+        format!("PDR {}%", pktlab_stats::format_g(loss_ratio * 100.0, 6))
+    }
+}
+
+fn search_figure(t: &SearchSweepTable) -> String {
+    let categories: Vec<String> = t.rows.iter().map(|r| r.value.clone()).collect();
+    let ngoals = t.rows.first().map_or(0, |r| r.goals.len());
+    let nan = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    let goals: Vec<GoalBounds> = (0..ngoals)
+        .map(|i| {
+            let name = goal_name(t.rows[0].goals[i].loss_ratio);
+            let per = t
+                .rows
+                .iter()
+                .map(|r| {
+                    r.goals.get(i).map_or((f64::NAN, f64::NAN, f64::NAN), |g| {
+                        (
+                            nan(g.lower_pps),
+                            nan(g.conditional_throughput_pps),
+                            nan(g.upper_pps),
+                        )
+                    })
+                })
+                .collect();
+            (name, per)
+        })
+        .collect();
+    let chart = charts::bounds_chart(
+        &format!("{} against {}", t.traffic, t.label),
+        "packets per second",
+        &categories,
+        &goals,
+    );
+    let mut head = vec![
+        "Value".to_string(),
+        "Configuration".into(),
+        "Searches".into(),
+    ];
+    for (name, _) in &goals {
+        head.push(format!("{name} lower"));
+        head.push(format!("{name} upper"));
+    }
+    let head: Vec<&str> = head.iter().map(String::as_str).collect();
+    let opt = |v: Option<f64>| v.map_or("–".to_string(), |v| grouped(v, 0));
+    let rows: Vec<Vec<String>> = t
+        .rows
+        .iter()
+        .map(|r| {
+            let mut v = vec![r.value.clone(), r.config.clone(), r.searches.to_string()];
+            for g in &r.goals {
+                v.push(opt(g.lower_pps));
+                v.push(opt(g.upper_pps));
+            }
+            v
         })
         .collect();
     figure(&chart, &table(&head, &rows, 2))

@@ -104,6 +104,11 @@ fn body(f: &Folder) -> String {
     let parts = match &f.searches {
         Some(_) => vec![
             ("rfc2544", "RFC 2544", rfc_section::rfc2544(f)),
+            (
+                "knob-sweep",
+                "Knob sweep",
+                super::knob_sweep::search_section(f),
+            ),
             ("summary", "Campaign and lab", sections::search_summary(f)),
             ("drops", "Where the lost frames went", losses::section(f)),
             ("missing", "Not in this folder", sections::missing(f)),

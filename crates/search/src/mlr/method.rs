@@ -220,7 +220,13 @@ impl Method for Mlr {
         "mlrsearch"
     }
 
-    fn open(&mut self, _: &Plan, folder: &ResultsDir, created: bool) -> Result<(), CampaignError> {
+    fn open(
+        &mut self,
+        plan: &Plan,
+        folder: &ResultsDir,
+        created: bool,
+    ) -> Result<(), CampaignError> {
+        self.results.knob_sweeps = plan.knob_sweeps.clone();
         if created {
             self.settings().write(folder)?;
         } else {

@@ -9,7 +9,7 @@
 //!   search;
 //! - [`method`]: the searches run over a campaign;
 //! - [`record`]: `trials.jsonl`; [`summary`]: `rfc2544.json`;
-//!   [`results`]: both in memory.
+//!   [`results`]: both in memory; [`sweep`]: a knob sweep's table.
 
 pub mod back_to_back;
 pub mod flags;
@@ -21,6 +21,7 @@ pub mod results;
 pub mod settings;
 pub mod steps;
 pub mod summary;
+pub mod sweep;
 
 pub use method::Mlr;
 pub use results::Searches;

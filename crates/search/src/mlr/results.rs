@@ -22,6 +22,8 @@ pub struct Searches {
     pub histograms: Vec<HistogramLine>,
     /// `rfc2544.json`.
     pub report: Report,
+    /// The campaign's knob sweeps, whose tables the report holds.
+    pub knob_sweeps: Vec<pktlab_campaign::plan::KnobSweep>,
 }
 
 /// True for the folder of an rfc2544 campaign (it holds its settings).
@@ -37,6 +39,7 @@ impl Searches {
             trials: Vec::new(),
             histograms: Vec::new(),
             report: Report::default(),
+            knob_sweeps: Vec::new(),
         }
     }
 
@@ -66,6 +69,7 @@ impl Searches {
     /// Works the report out again from the trials.
     pub fn refresh(&mut self) -> Result<(), CampaignError> {
         self.report = Report::of(&self.settings, &self.trials, &self.histograms)?;
+        self.report.knob_sweeps = super::sweep::tables(&self.knob_sweeps, &self.report.throughput);
         Ok(())
     }
 

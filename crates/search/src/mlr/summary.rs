@@ -129,6 +129,9 @@ pub struct Report {
     pub frame_loss: Vec<FrameLoss>,
     pub latency: Vec<LatencyResult>,
     pub back_to_back: Vec<BackToBack>,
+    /// Each knob sweep's bounds per value (`super::sweep`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub knob_sweeps: Vec<super::sweep::SearchSweepTable>,
 }
 
 impl Report {
@@ -151,6 +154,7 @@ impl Report {
             latency: latency::summarize(lines, histograms),
             back_to_back,
             throughput,
+            knob_sweeps: Vec::new(),
         })
     }
 
@@ -165,6 +169,7 @@ impl Report {
                 .cloned()
                 .collect(),
             comparisons: Vec::new(),
+            knob_sweeps: Vec::new(),
             frame_loss: self
                 .frame_loss
                 .iter()
