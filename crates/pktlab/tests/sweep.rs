@@ -78,6 +78,9 @@ fn a_qdisc_sweep_gives_three_configurations_a_table_and_a_curve() {
         "{}",
         r.stdout
     );
+    // The table people read closes the output, as sweep.txt has it.
+    let sweep_txt = std::fs::read_to_string(out.join("sweep.txt")).unwrap();
+    assert!(r.stdout.contains(&sweep_txt), "{}", r.stdout);
     // Reverted: the ports' qdiscs are what they were.
     assert_eq!(in_dut(&lab, qdiscs), before);
     // Each configuration's lines, as env.json recorded them.
@@ -106,7 +109,6 @@ fn a_qdisc_sweep_gives_three_configurations_a_table_and_a_curve() {
     assert_eq!(table["numeric"], true);
     let rows = table["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 3);
-    let sweep_txt = std::fs::read_to_string(out.join("sweep.txt")).unwrap();
     let sweep_csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     let csv_lines: Vec<&str> = sweep_csv.lines().collect();
     assert_eq!(csv_lines.len(), 4, "{sweep_csv}");
@@ -321,6 +323,7 @@ fn an_rfc2544_sweep_of_a_policer_rate_finds_each_values_ndr() {
     }
     assert!(ndr[1] > ndr[0] * 1.5, "{ndr:?}");
     assert!(sweep_txt.contains("NDR lower"), "{sweep_txt}");
+    assert!(r.stdout.contains(&sweep_txt), "{}", r.stdout);
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     let section = &html[html
         .find("<section id=\"knob-sweep\">")

@@ -144,6 +144,10 @@ pub fn summary_text(c: &Plan, o: &Outcome, runs: &Runs, dir: &str) -> String {
         out.push('\n');
         out += &sweep::text(&s.sweeps);
     }
+    if !s.knob_sweeps.is_empty() {
+        out.push('\n');
+        out += &sweep::knob_text(&s.knob_sweeps);
+    }
     out += &format!("Results: {dir}\n");
     out
 }

@@ -345,6 +345,10 @@ pub fn report_text(r: &Report, link_bps: Option<f64>) -> String {
         out.push_str(&comparison_text(c));
         out.push('\n');
     }
+    for t in &r.knob_sweeps {
+        out.push_str(&crate::export::sweep::search_table(t));
+        out.push('\n');
+    }
     out
 }
 
