@@ -173,6 +173,37 @@ fn lost_frames_are_counted_in_the_text() {
     );
 }
 
+/// A capture whose clock stepped back: its last record is stamped before
+/// its first. The run's span is from the earliest stamp to the latest, in
+/// whatever order they come: records at T0 + 1, 2 and 3 ms, then T0, span
+/// 3 ms, so 4 frames in 0.003 s are 1333.33 pps (by hand), never 0 s or a
+/// wrapped subtraction's 584 years.
+#[test]
+fn a_capture_stamped_backwards_spans_its_earliest_to_its_latest_stamp() {
+    let recs: Vec<Rec> = [1_000_000u64, 2_000_000, 3_000_000, 0]
+        .iter()
+        .enumerate()
+        .map(|(i, &at)| Rec {
+            cap_ns: T0 + at,
+            stream: 0,
+            seq: i as u32,
+            ts40: (T0 + at - 5000) % TS40,
+        })
+        .collect();
+    let (s, text) = replay("backwards", &recs);
+    assert_eq!(common::counts(&s), (4, 1, 0, 0, 0, 0), "{s}");
+    let seconds = s["seconds"].as_f64().unwrap();
+    assert!((seconds - 0.003).abs() < 1e-12, "{s}");
+    let pps = s["pps"].as_f64().unwrap();
+    assert!((pps - 4.0 / 0.003).abs() < 1e-6, "{s}");
+    assert_eq!(
+        line(&text, "Received "),
+        "Received 4 packets, 64.00 bytes on average, in 0.00 seconds."
+    );
+    // Every frame 5 us after its own stamp, the backwards one included.
+    assert_eq!(u(&s["latency_ns"], "count"), 4, "{s}");
+}
+
 /// Number before `unit` in a pkt-gen rate such as `8.08 Mpps`, in units.
 fn rate_value(text: &str, unit: &str) -> f64 {
     let at = text
