@@ -27,6 +27,9 @@ use crate::error::usage;
 /// to trials.jsonl, the results to rfc2544.json.
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
+// Its own argument group's name: the `bench::Args` it flattens is named
+// `Args` too, and clap's debug assertions refuse two groups of one name.
+#[group(id = "rfc2544")]
 pub struct Args {
     /// Tests to run, a list of throughput, latency, frame-loss and
     /// back-to-back, or all (latency and back-to-back search the
