@@ -260,95 +260,9 @@ impl Plan {
                 .unwrap_or_default()
         });
 
-        let mut traffics = Vec::new();
-        let mut sweeps = Vec::new();
-        let sections = if f.traffic.is_empty() {
-            vec![TrafficSection {
-                name: "inet4".into(),
-                ..TrafficSection::default()
-            }]
-        } else {
-            f.traffic.clone()
-        };
-        for t in &sections {
-            let (profiles, sweep) = traffic_profiles(t, link_bps)?;
-            traffics.extend(profiles);
-            sweeps.extend(sweep);
-        }
-        for (i, t) in traffics.iter().enumerate() {
-            if traffics[..i].iter().any(|o| o.name == t.name) {
-                return Err(usage(format!(
-                    "traffic profile '{}' is defined twice",
-                    t.name
-                )));
-            }
-        }
-
-        // A sweep alone: its values are the configurations.
-        let sections = if f.config.is_empty() && !f.sweep.is_empty() {
-            Vec::new()
-        } else if f.config.is_empty() {
-            vec![ConfigSection {
-                name: if builtin { "forwarding" } else { "default" }.into(),
-                ..ConfigSection::default()
-            }]
-        } else {
-            f.config.clone()
-        };
-        let mut configs = Vec::new();
-        for c in &sections {
-            let config = dut_config(c, base.as_ref(), cpus)?;
-            if configs.iter().any(|o: &DutConfig| o.name == config.name) {
-                return Err(usage(format!(
-                    "configuration '{}' is defined twice",
-                    c.name
-                )));
-            }
-            configs.push(config);
-        }
-        let knob_sweeps = knob_sweeps(&f.sweep, &f.lab, base.as_ref())?;
-        for sweep in &knob_sweeps {
-            let ports = sweep.ports();
-            let made = sweep.sweep.configs(&ports, |name| {
-                let base = base
-                    .as_ref()
-                    .expect("host sysctls are swept on the built-in lab");
-                dut::builtin_config(name, &ports, cpus, base)
-            })?;
-            for config in made {
-                if configs.iter().any(|o: &DutConfig| o.name == config.name) {
-                    return Err(usage(format!(
-                        "configuration '{}' is defined twice (once by a sweep)",
-                        config.name
-                    )));
-                }
-                check_name("configuration", &config.name)?;
-                configs.push(config);
-            }
-        }
-
-        // The XDP live-frame generator needs GRO on d0, which the built-in
-        // `gro-off` configuration turns off, and d0's NAPI polled inline,
-        // which `threaded-napi` moves to a thread: a campaign with either
-        // uses the backend that works for every configuration.
-        // Likewise frames larger than XDP live frames carry (jumbo frames).
-        let xdp_max = pktlab_io::xdpgen::delivery::MAX_LIVE_FRAME_LEN + 4;
-        let jumbo = traffics.iter().any(|t| {
-            t.sizes
-                .parse::<pktlab_wire::size::SizeMix>()
-                .is_ok_and(|m| usize::from(m.max()) > xdp_max)
-        });
-        let io = match chosen_io {
-            Some(io) => io,
-            None if configs
-                .iter()
-                .any(|c| c.builtin && dut::builtin_needs_afpacket(&c.name)) =>
-            {
-                BenchIo::Afpacket
-            }
-            None if jumbo => BenchIo::Afpacket,
-            None => lab.default_io(),
-        };
+        let (traffics, sweeps) = plan_traffics(f, link_bps)?;
+        let (configs, knob_sweeps) = plan_configs(f, builtin, base.as_ref(), cpus)?;
+        let io = choose_io(chosen_io, &configs, &traffics, &lab);
 
         let r = &f.run;
         let iterations = r.iterations.unwrap_or(5);
@@ -508,7 +422,134 @@ fn knob_sweeps(
     Ok(out)
 }
 
+/// The campaign's traffic profiles (`inet4` when it names none) and its
+/// size sweeps.
+fn plan_traffics(
+    f: &CampaignFile,
+    link_bps: Option<f64>,
+) -> Result<(Vec<Traffic>, Vec<Sweep>), CampaignError> {
+    let mut traffics = Vec::new();
+    let mut sweeps = Vec::new();
+    let sections = if f.traffic.is_empty() {
+        vec![TrafficSection {
+            name: "inet4".into(),
+            ..TrafficSection::default()
+        }]
+    } else {
+        f.traffic.clone()
+    };
+    for t in &sections {
+        let (profiles, sweep) = traffic_profiles(t, link_bps)?;
+        traffics.extend(profiles);
+        sweeps.extend(sweep);
+    }
+    for (i, t) in traffics.iter().enumerate() {
+        if traffics[..i].iter().any(|o| o.name == t.name) {
+            return Err(usage(format!(
+                "traffic profile '{}' is defined twice",
+                t.name
+            )));
+        }
+    }
+    Ok((traffics, sweeps))
+}
+
+/// The campaign's DUT configurations (`forwarding` on the built-in lab,
+/// `default` elsewhere, when it names none and sweeps nothing), then its
+/// knob sweeps' configurations; and the knob sweeps.
+fn plan_configs(
+    f: &CampaignFile,
+    builtin: bool,
+    base: Option<&BuiltinBase>,
+    cpus: usize,
+) -> Result<(Vec<DutConfig>, Vec<KnobSweep>), CampaignError> {
+    let sections = if f.config.is_empty() && !f.sweep.is_empty() {
+        Vec::new()
+    } else if f.config.is_empty() {
+        vec![ConfigSection {
+            name: if builtin { "forwarding" } else { "default" }.into(),
+            ..ConfigSection::default()
+        }]
+    } else {
+        f.config.clone()
+    };
+    let mut configs = Vec::new();
+    for c in &sections {
+        let config = dut_config(c, base, cpus)?;
+        if configs.iter().any(|o: &DutConfig| o.name == config.name) {
+            return Err(usage(format!(
+                "configuration '{}' is defined twice",
+                c.name
+            )));
+        }
+        configs.push(config);
+    }
+    let knob_sweeps = knob_sweeps(&f.sweep, &f.lab, base)?;
+    for sweep in &knob_sweeps {
+        let ports = sweep.ports();
+        let made = sweep.sweep.configs(&ports, |name| {
+            let base = base.expect("host sysctls are swept on the built-in lab");
+            dut::builtin_config(name, &ports, cpus, base)
+        })?;
+        for config in made {
+            if configs.iter().any(|o: &DutConfig| o.name == config.name) {
+                return Err(usage(format!(
+                    "configuration '{}' is defined twice (once by a sweep)",
+                    config.name
+                )));
+            }
+            check_name("configuration", &config.name)?;
+            configs.push(config);
+        }
+    }
+    Ok((configs, knob_sweeps))
+}
+
+/// The generator's I/O backend: the campaign's choice, else one that
+/// works for every configuration and frame size.
+fn choose_io(
+    chosen_io: Option<BenchIo>,
+    configs: &[DutConfig],
+    traffics: &[Traffic],
+    lab: &LabChoice,
+) -> BenchIo {
+    // The XDP live-frame generator cannot feed some built-in
+    // configurations (`gro-off` turns off the GRO d0 needs,
+    // `threaded-napi` the inline polling it needs): a campaign with one
+    // of them uses the backend that works for every configuration.
+    // Likewise frames larger than XDP live frames carry (jumbo frames).
+    let xdp_max = pktlab_io::xdpgen::delivery::MAX_LIVE_FRAME_LEN + 4;
+    let jumbo = traffics.iter().any(|t| {
+        t.sizes
+            .parse::<pktlab_wire::size::SizeMix>()
+            .is_ok_and(|m| usize::from(m.max()) > xdp_max)
+    });
+    match chosen_io {
+        Some(io) => io,
+        None if configs
+            .iter()
+            .any(|c| c.builtin && pktlab_lab::dut::builtin_needs_afpacket(&c.name)) =>
+        {
+            BenchIo::Afpacket
+        }
+        None if jumbo => BenchIo::Afpacket,
+        None => lab.default_io(),
+    }
+}
+
+/// The campaign's `[lab]`: the built-in lab or existing interfaces.
 fn lab_choice(l: &LabSection) -> Result<LabChoice, CampaignError> {
+    match l.kind.as_deref().unwrap_or("builtin") {
+        "builtin" => builtin_choice(l),
+        "interfaces" => interfaces_choice(l),
+        other => Err(usage(format!(
+            "invalid [lab] kind '{other}': use builtin or interfaces"
+        ))),
+    }
+}
+
+/// `[lab]` of the built-in lab: its prefix, queues and CPU plan.
+fn builtin_choice(l: &LabSection) -> Result<LabChoice, CampaignError> {
     let only_builtin = [
         ("gen_iface", l.gen_iface.is_some()),
         ("gen_netns", l.gen_netns.is_some()),
@@ -525,128 +566,129 @@ fn lab_choice(l: &LabSection) -> Result<LabChoice, CampaignError> {
         ("ssh_config", l.ssh_config.is_some()),
         ("generator", !l.generators.is_empty()),
     ];
-    match l.kind.as_deref().unwrap_or("builtin") {
-        "builtin" => {
-            if let Some((key, _)) = only_builtin.iter().find(|(_, set)| *set) {
+    if let Some((key, _)) = only_builtin.iter().find(|(_, set)| *set) {
+        return Err(usage(format!(
+            "[lab] {key} is for kind = \"interfaces\", not the built-in lab"
+        )));
+    }
+    let prefix = l
+        .prefix
+        .clone()
+        .unwrap_or_else(|| pktlab_lab::DEFAULT_PREFIX.into());
+    let queues = l.queues.unwrap_or(1);
+    let cpus = CpuPlan::for_this_process(l.dut_cpus.as_deref())?;
+    pktlab_lab::BuiltinLab::new(LabSpec {
+        prefix: prefix.clone(),
+        queues,
+        cpus: Some(cpus.clone()),
+    })?;
+    Ok(LabChoice::Builtin {
+        prefix,
+        queues,
+        cpus: Some(cpus),
+    })
+}
+
+/// `[lab] kind = "interfaces"`: the ports, the DUT's MACs and runner, the
+/// hosts reached over ssh.
+fn interfaces_choice(l: &LabSection) -> Result<LabChoice, CampaignError> {
+    for (key, set) in [
+        ("prefix", l.prefix.is_some()),
+        ("queues", l.queues.is_some()),
+        ("dut_cpus", l.dut_cpus.is_some()),
+    ] {
+        if set {
+            return Err(usage(format!("[lab] {key} is for the built-in lab")));
+        }
+    }
+    let need = |key: &str, v: &Option<String>| {
+        v.clone()
+            .ok_or_else(|| usage(format!("[lab] kind = \"interfaces\" needs {key}")))
+    };
+    let mac = |key: &str, text: &str| {
+        parse_mac(text).ok_or_else(|| {
+            usage(format!(
+                "invalid [lab] {key} '{text}': expected a MAC like 00:1b:21:c4:95:7a"
+            ))
+        })
+    };
+    let generators = generator_hosts(l)?;
+    let first = generators.first().map(|g| g.port.clone());
+    let gen = match &first {
+        Some(p) => p.iface.clone(),
+        None => need("gen_iface", &l.gen_iface)?,
+    };
+    let gen_netns = match &first {
+        Some(p) => p.netns.clone(),
+        None => l.gen_netns.clone(),
+    };
+    let rcv = need("rcv_iface", &l.rcv_iface)?;
+    let dut_in_mac = mac("dut_in_mac", &need("dut_in_mac", &l.dut_in_mac)?)?;
+    let dut_out_mac = l
+        .dut_out_mac
+        .as_deref()
+        .map(|m| mac("dut_out_mac", m))
+        .transpose()?;
+    for (key, host) in [("gen_host", &l.gen_host), ("rcv_host", &l.rcv_host)] {
+        if let Some(h) = host {
+            check_ssh_dest(key, h)?;
+        }
+    }
+    // The DUT's ssh reads the same client configuration.
+    let mut ssh_options = l.ssh_options.clone();
+    if let (Some(cfg), Some(dut)) = (&l.ssh_config, &l.dut) {
+        if dut.trim_start().starts_with("ssh") {
+            ssh_options.splice(0..0, ["-F".to_string(), cfg.clone()]);
+        }
+    }
+    let runner = dut_runner(l.dut.as_deref().unwrap_or("local"), &ssh_options)?;
+    Ok(LabChoice::Interfaces {
+        lab: InterfaceLab {
+            gen: Port::new(&gen, gen_netns.as_deref()),
+            rcv: Port::new(&rcv, l.rcv_netns.as_deref()),
+            dut_in_mac,
+            dut_out_mac,
+            dut: runner,
+            dut_ifaces: l.dut_ifaces.clone(),
+        },
+        state_probe: l.state.clone(),
+        hosts: Box::new(LabHosts {
+            gen_host: l.gen_host.clone(),
+            rcv_host: l.rcv_host.clone(),
+            ssh_config: l.ssh_config.clone(),
+            generators,
+        }),
+    })
+}
+
+/// `[[lab.generator]]`: several generators, each an interface here or on
+/// a host.
+fn generator_hosts(l: &LabSection) -> Result<Vec<GeneratorHost>, CampaignError> {
+    if !l.generators.is_empty() {
+        for (key, set) in [
+            ("gen_iface", l.gen_iface.is_some()),
+            ("gen_netns", l.gen_netns.is_some()),
+            ("gen_host", l.gen_host.is_some()),
+        ] {
+            if set {
                 return Err(usage(format!(
-                    "[lab] {key} is for kind = \"interfaces\", not the built-in lab"
+                    "[lab] has both {key} and [[lab.generator]]: name every generator in a [[lab.generator]]"
                 )));
             }
-            let prefix = l
-                .prefix
-                .clone()
-                .unwrap_or_else(|| pktlab_lab::DEFAULT_PREFIX.into());
-            let queues = l.queues.unwrap_or(1);
-            let cpus = CpuPlan::for_this_process(l.dut_cpus.as_deref())?;
-            pktlab_lab::BuiltinLab::new(LabSpec {
-                prefix: prefix.clone(),
-                queues,
-                cpus: Some(cpus.clone()),
-            })?;
-            Ok(LabChoice::Builtin {
-                prefix,
-                queues,
-                cpus: Some(cpus),
-            })
         }
-        "interfaces" => {
-            for (key, set) in [
-                ("prefix", l.prefix.is_some()),
-                ("queues", l.queues.is_some()),
-                ("dut_cpus", l.dut_cpus.is_some()),
-            ] {
-                if set {
-                    return Err(usage(format!("[lab] {key} is for the built-in lab")));
-                }
-            }
-            let need = |key: &str, v: &Option<String>| {
-                v.clone()
-                    .ok_or_else(|| usage(format!("[lab] kind = \"interfaces\" needs {key}")))
-            };
-            let mac = |key: &str, text: &str| {
-                parse_mac(text).ok_or_else(|| {
-                    usage(format!(
-                        "invalid [lab] {key} '{text}': expected a MAC like 00:1b:21:c4:95:7a"
-                    ))
-                })
-            };
-            if !l.generators.is_empty() {
-                for (key, set) in [
-                    ("gen_iface", l.gen_iface.is_some()),
-                    ("gen_netns", l.gen_netns.is_some()),
-                    ("gen_host", l.gen_host.is_some()),
-                ] {
-                    if set {
-                        return Err(usage(format!(
-                            "[lab] has both {key} and [[lab.generator]]: name every generator in a [[lab.generator]]"
-                        )));
-                    }
-                }
-            }
-            let generators: Vec<GeneratorHost> = l
-                .generators
-                .iter()
-                .map(|g| {
-                    if let Some(h) = &g.host {
-                        check_ssh_dest("generator host", h)?;
-                    }
-                    Ok(GeneratorHost {
-                        host: g.host.clone(),
-                        port: Port::new(&g.iface, g.netns.as_deref()),
-                    })
-                })
-                .collect::<Result<_, CampaignError>>()?;
-            let first = generators.first().map(|g| g.port.clone());
-            let gen = match &first {
-                Some(p) => p.iface.clone(),
-                None => need("gen_iface", &l.gen_iface)?,
-            };
-            let gen_netns = match &first {
-                Some(p) => p.netns.clone(),
-                None => l.gen_netns.clone(),
-            };
-            let rcv = need("rcv_iface", &l.rcv_iface)?;
-            let dut_in_mac = mac("dut_in_mac", &need("dut_in_mac", &l.dut_in_mac)?)?;
-            let dut_out_mac = l
-                .dut_out_mac
-                .as_deref()
-                .map(|m| mac("dut_out_mac", m))
-                .transpose()?;
-            for (key, host) in [("gen_host", &l.gen_host), ("rcv_host", &l.rcv_host)] {
-                if let Some(h) = host {
-                    check_ssh_dest(key, h)?;
-                }
-            }
-            // The DUT's ssh reads the same client configuration.
-            let mut ssh_options = l.ssh_options.clone();
-            if let (Some(cfg), Some(dut)) = (&l.ssh_config, &l.dut) {
-                if dut.trim_start().starts_with("ssh") {
-                    ssh_options.splice(0..0, ["-F".to_string(), cfg.clone()]);
-                }
-            }
-            let runner = dut_runner(l.dut.as_deref().unwrap_or("local"), &ssh_options)?;
-            Ok(LabChoice::Interfaces {
-                lab: InterfaceLab {
-                    gen: Port::new(&gen, gen_netns.as_deref()),
-                    rcv: Port::new(&rcv, l.rcv_netns.as_deref()),
-                    dut_in_mac,
-                    dut_out_mac,
-                    dut: runner,
-                    dut_ifaces: l.dut_ifaces.clone(),
-                },
-                state_probe: l.state.clone(),
-                hosts: Box::new(LabHosts {
-                    gen_host: l.gen_host.clone(),
-                    rcv_host: l.rcv_host.clone(),
-                    ssh_config: l.ssh_config.clone(),
-                    generators,
-                }),
-            })
-        }
-        other => Err(usage(format!(
-            "invalid [lab] kind '{other}': use builtin or interfaces"
-        ))),
     }
+    l.generators
+        .iter()
+        .map(|g| {
+            if let Some(h) = &g.host {
+                check_ssh_dest("generator host", h)?;
+            }
+            Ok(GeneratorHost {
+                host: g.host.clone(),
+                port: Port::new(&g.iface, g.netns.as_deref()),
+            })
+        })
+        .collect()
 }
 
 /// An ssh destination: `host`, `user@host`, or a `Host` of the ssh
@@ -846,6 +888,9 @@ mod tests {
         assert_eq!(c.run.io, BenchIo::Afpacket);
         let c = parse("[run]\nio = \"afxdp\"\n[[config]]\nname = \"gro-off\"\n").unwrap();
         assert_eq!(c.run.io, BenchIo::Afxdp);
+        // Likewise `threaded-napi`: d0's NAPI in a thread.
+        let c = parse("[[config]]\nname = \"threaded-napi\"\n").unwrap();
+        assert_eq!(c.run.io, BenchIo::Afpacket);
         // Jumbo frames (above XDP live frames' 3412 bytes): AF_PACKET too.
         let c = parse("[[traffic]]\nname = \"inet4\"\nsizes = [64, 3412]\n").unwrap();
         assert_eq!(c.run.io, BenchIo::Xdp);

@@ -7,6 +7,7 @@
 //! - [`jumpavg`]: CSIT's grouping of a series by minimum description length;
 //! - [`series`], [`trend`], [`compare`]: what the commands compute;
 //! - [`commands`]: what each `pktlab history` subcommand does;
+//! - [`sink`]: a campaign recording itself as it ends;
 //! - [`text`], [`html`]: how they show it.
 
 pub mod commands;
@@ -19,6 +20,7 @@ pub mod jumpavg;
 pub mod order;
 pub mod record;
 pub mod series;
+pub mod sink;
 pub mod text;
 pub mod trend;
 
@@ -26,3 +28,4 @@ pub use commands::record_folder;
 pub use db::{Database, DbTarget};
 pub use error::HistoryError;
 pub use record::unix_now;
+pub use sink::Recorder;

@@ -43,6 +43,4 @@ pub use builtin::{
     RCV_SIDE_NEXT_HOP6,
 };
 pub use error::LabError;
-
-/// Most queues a lab veth pair may have.
-pub const MAX_QUEUES: u16 = 64;
+pub use netns::MAX_QUEUES;

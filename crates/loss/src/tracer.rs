@@ -94,10 +94,18 @@ impl Tracer {
             running,
             said_full_speed: AtomicBool::new(false),
         };
-        match load(options) {
-            Ok(started) => Ok((tracer(Some(Mutex::new(Some(started)))), None)),
+        match DropTracer::start_with(options) {
+            Ok(t) => {
+                let started = Started {
+                    tracer: t,
+                    places: Places::load(),
+                };
+                Ok((tracer(Some(Mutex::new(Some(started)))), None))
+            }
+            // The kernel's reason as it is: the caller says it after
+            // "drop trace off: ".
             Err(e) if mode == DropTrace::Auto => Ok((tracer(None), Some(e.to_string()))),
-            Err(e) => Err(e),
+            Err(e) => Err(trace_error(e)),
         }
     }
 

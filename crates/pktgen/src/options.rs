@@ -123,7 +123,33 @@ pub fn parse(args: &[String], online: usize) -> Result<Options, PktgenError> {
         .cloned()
         .collect();
     let parsed = getopt(SPEC, &args).map_err(usage)?;
-    let mut o = Options {
+    let mut o = defaults(allow_public, help, parsed.operands);
+    let mut seen = Seen::default();
+    for Opt { name, value } in parsed.opts {
+        apply(&mut o, &mut seen, name, value.unwrap_or_default(), online)?;
+    }
+    if o.help {
+        return Ok(o);
+    }
+    let Some(iface) = seen.iface else {
+        return Err(usage("missing ifname: give -i IFACE"));
+    };
+    o.port = port(&iface)?;
+    o.iface_arg = iface;
+    if let Some(min) = o.min_size {
+        if min > o.size {
+            return Err(usage(format!(
+                "bad pktminsize {min} [16..{}]: the second -l must not exceed the first",
+                o.size
+            )));
+        }
+    }
+    Ok(o)
+}
+
+/// The options before any is given: pkt-gen's defaults.
+fn defaults(allow_public: bool, help: bool, operands: Vec<String>) -> Options {
+    Options {
         function: Function::Rx,
         iface_arg: String::new(),
         port: Port::Null,
@@ -151,108 +177,106 @@ pub fn parse(args: &[String], online: usize) -> Result<Options, PktgenError> {
         allow_public,
         help,
         ignored: Vec::new(),
-        operands: parsed.operands,
-    };
-    let mut iface = None;
-    let mut sizes_given = 0;
-    for Opt { name, value } in parsed.opts {
-        let v = value.unwrap_or_default();
-        match name {
-            'h' => o.help = true,
-            '4' => o.inet6 = false,
-            '6' => o.inet6 = true,
-            'N' => o.normalize = false,
-            'W' => o.exit_when_idle = true,
-            'A' => o.pps_stats = true,
-            'B' => o.framing = true,
-            'z' => o.random_src = true,
-            'Z' => o.random_dst = true,
-            // pktlab always computes the UDP checksum in software.
-            'U' => {}
-            'f' => o.function = function(&v)?,
-            'i' => iface = Some(v),
-            'n' => o.count = number(name, &v, "a number of packets (0: no limit)")?,
-            'l' => {
-                let size = number(name, &v, "a frame size without FCS")?;
-                if !(16..=u64::from(MAX_SIZE)).contains(&size) {
-                    return Err(usage(format!(
-                        "invalid -l {v}: give a frame size without FCS from 16 to {MAX_SIZE}"
-                    )));
-                }
-                // pkt-gen: the first -l is the size, a second one the minimum.
-                if sizes_given == 0 {
-                    o.size = size as u16;
-                } else {
-                    o.min_size = Some(size as u16);
-                }
-                sizes_given += 1;
+        operands,
+    }
+}
+
+/// What the options so far said that is kept apart from [`Options`].
+#[derive(Default)]
+struct Seen {
+    /// `-i`.
+    iface: Option<String>,
+    /// How many `-l` were given.
+    sizes: usize,
+}
+
+/// Applies option `-name` with its value `v` (empty for a flag).
+fn apply(
+    o: &mut Options,
+    seen: &mut Seen,
+    name: char,
+    v: String,
+    online: usize,
+) -> Result<(), PktgenError> {
+    match name {
+        'h' => o.help = true,
+        '4' => o.inet6 = false,
+        '6' => o.inet6 = true,
+        'N' => o.normalize = false,
+        'W' => o.exit_when_idle = true,
+        'A' => o.pps_stats = true,
+        'B' => o.framing = true,
+        'z' => o.random_src = true,
+        'Z' => o.random_dst = true,
+        // pktlab always computes the UDP checksum in software.
+        'U' => {}
+        'f' => o.function = function(&v)?,
+        'i' => seen.iface = Some(v),
+        'n' => o.count = number(name, &v, "a number of packets (0: no limit)")?,
+        'l' => {
+            let size = number(name, &v, "a frame size without FCS")?;
+            if !(16..=u64::from(MAX_SIZE)).contains(&size) {
+                return Err(usage(format!(
+                    "invalid -l {v}: give a frame size without FCS from 16 to {MAX_SIZE}"
+                )));
             }
-            'R' => o.rate_per_thread = number(name, &v, "packets per second per thread")?,
-            'p' => {
-                let n = number(name, &v, "a number of threads")?;
-                let n = usize::try_from(n).unwrap_or(usize::MAX);
-                pktlab_wire::check_threads(n).map_err(|e| usage(format!("invalid -p {v}: {e}")))?;
-                o.threads = n;
+            // pkt-gen: the first -l is the size, a second one the minimum.
+            if seen.sizes == 0 {
+                o.size = size as u16;
+            } else {
+                o.min_size = Some(size as u16);
             }
-            'a' => o.affinity = Some(number(name, &v, "a CPU number")? as usize),
-            'c' => {
-                let n = number(name, &v, "a number of CPUs (0: all)")? as usize;
-                if n > online {
-                    return Err(usage(format!(
-                        "invalid -c {v}: {n} cpus is too high, have only {online} cpus"
-                    )));
-                }
-                o.cpus = n;
-            }
-            'b' => {
-                let n = number(name, &v, "a burst size")? as usize;
-                if !(1..=4096).contains(&n) {
-                    return Err(usage(format!("invalid -b {v}: give a burst of 1 to 4096")));
-                }
-                o.burst = Some(n);
-            }
-            'w' => o.wait_link = number(name, &v, "seconds to wait for the link")?,
-            'T' => {
-                let ms = number(name, &v, "a report interval in milliseconds")?;
-                if ms < 10 {
-                    return Err(usage(format!(
-                        "invalid -T {v}: give a report interval of at least 10 ms"
-                    )));
-                }
-                o.interval_ms = ms;
-            }
-            's' => o.src = v,
-            'd' => o.dst = v,
-            'S' => o.src_mac = Some(v),
-            'D' => o.dst_mac = v,
-            'P' => {
-                return Err(usage(
-                    "-P (replaying a pcap file) is not supported by pktlab's pkt-gen",
-                ))
-            }
-            // Netmap and FreeBSD specifics with no meaning here.
-            'F' | 'M' | 'C' | 'H' | 'o' => o.ignored.push(format!("-{name} {v}")),
-            'I' | 'r' | 'X' | 'v' => o.ignored.push(format!("-{name}")),
-            other => unreachable!("option -{other} is in SPEC but not handled"),
+            seen.sizes += 1;
         }
-    }
-    if o.help {
-        return Ok(o);
-    }
-    let Some(iface) = iface else {
-        return Err(usage("missing ifname: give -i IFACE"));
-    };
-    o.port = port(&iface)?;
-    o.iface_arg = iface;
-    if let Some(min) = o.min_size {
-        if min > o.size {
-            return Err(usage(format!(
-                "bad pktminsize {min} [16..{}]: the second -l must not exceed the first",
-                o.size
-            )));
+        'R' => o.rate_per_thread = number(name, &v, "packets per second per thread")?,
+        'p' => {
+            let n = number(name, &v, "a number of threads")?;
+            let n = usize::try_from(n).unwrap_or(usize::MAX);
+            pktlab_wire::check_threads(n).map_err(|e| usage(format!("invalid -p {v}: {e}")))?;
+            o.threads = n;
         }
+        'a' => o.affinity = Some(number(name, &v, "a CPU number")? as usize),
+        'c' => {
+            let n = number(name, &v, "a number of CPUs (0: all)")? as usize;
+            if n > online {
+                return Err(usage(format!(
+                    "invalid -c {v}: {n} cpus is too high, have only {online} cpus"
+                )));
+            }
+            o.cpus = n;
+        }
+        'b' => {
+            let n = number(name, &v, "a burst size")? as usize;
+            if !(1..=4096).contains(&n) {
+                return Err(usage(format!("invalid -b {v}: give a burst of 1 to 4096")));
+            }
+            o.burst = Some(n);
+        }
+        'w' => o.wait_link = number(name, &v, "seconds to wait for the link")?,
+        'T' => {
+            let ms = number(name, &v, "a report interval in milliseconds")?;
+            if ms < 10 {
+                return Err(usage(format!(
+                    "invalid -T {v}: give a report interval of at least 10 ms"
+                )));
+            }
+            o.interval_ms = ms;
+        }
+        's' => o.src = v,
+        'd' => o.dst = v,
+        'S' => o.src_mac = Some(v),
+        'D' => o.dst_mac = v,
+        'P' => {
+            return Err(usage(
+                "-P (replaying a pcap file) is not supported by pktlab's pkt-gen",
+            ))
+        }
+        // Netmap and FreeBSD specifics with no meaning here.
+        'F' | 'M' | 'C' | 'H' | 'o' => o.ignored.push(format!("-{name} {v}")),
+        'I' | 'r' | 'X' | 'v' => o.ignored.push(format!("-{name}")),
+        other => unreachable!("option -{other} is in SPEC but not handled"),
     }
-    Ok(o)
+    Ok(())
 }
 
 /// `-f`: tx and rx; pkt-gen's other functions are refused.

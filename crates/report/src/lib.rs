@@ -13,6 +13,7 @@ pub mod export;
 pub mod gen;
 pub mod html;
 pub mod ifstat;
+pub mod knob;
 pub mod lab;
 pub mod linerate;
 pub mod recv;

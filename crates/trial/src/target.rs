@@ -302,33 +302,13 @@ impl Target {
             rcv_remote.clone(),
         )]);
         for (is_gen, port, remote) in sides {
-            let mac = match &remote {
-                None => {
-                    let problem = port.problem()?;
-                    let ok = problem.is_none();
-                    problems.extend(problem);
-                    if is_gen && ok {
-                        Some(port.mac()?)
-                    } else {
-                        None
-                    }
-                }
-                Some(r) => {
-                    r.host.pktlab()?;
-                    let facts = r.probe(&port.iface, port.netns.as_deref())?;
-                    if !facts.device {
-                        without_irqs.push(format!("{} on {}", port.iface, r.host.dest()));
-                    }
-                    if !facts.up {
-                        problems.push(format!(
-                            "{}: interface {} is down",
-                            r.host.label(),
-                            port.describe()
-                        ));
-                    }
-                    Some(facts.mac)
-                }
-            };
+            let mac = end_mac(
+                is_gen,
+                port,
+                remote.as_ref(),
+                &mut problems,
+                &mut without_irqs,
+            )?;
             if let (true, Some(src_mac)) = (is_gen, mac) {
                 parts.push(GenPart {
                     remote,
@@ -340,27 +320,7 @@ impl Target {
         if !problems.is_empty() {
             return Err(TrialError::Failed(problems.join("; ")));
         }
-        // Ports on this host are watched here; a remote port's own
-        // counters come in its worker's summary.
-        let mut watched = Vec::new();
-        for (i, part) in parts.iter().enumerate() {
-            if part.remote.is_none() {
-                watched.push(Watched {
-                    role: if i == 0 {
-                        "gen".into()
-                    } else {
-                        format!("gen{}", i + 1)
-                    },
-                    port: part.port.clone(),
-                });
-            }
-        }
-        if rcv_remote.is_none() {
-            watched.push(Watched {
-                role: "rcv".into(),
-                port: lab.rcv.clone(),
-            });
-        }
+        let watched = watched_ends(&parts, rcv_remote.is_none(), &lab.rcv);
         let (gen_remote, several) = if parts.len() == 1 {
             (parts[0].remote.clone(), None)
         } else {
@@ -805,4 +765,70 @@ fn role_name(role: IfRole) -> &'static str {
         IfRole::DutOut => "dut_out",
         IfRole::Rcv => "rcv",
     }
+}
+
+/// The MAC of a trial's end when it is a generator (None for the
+/// receiver, or a port with a problem): a port here is checked here, one
+/// on a host by its worker. Problems and ports without interrupts to
+/// watch are added to `problems` and `without_irqs`.
+fn end_mac(
+    is_gen: bool,
+    port: &Port,
+    remote: Option<&Remote>,
+    problems: &mut Vec<String>,
+    without_irqs: &mut Vec<String>,
+) -> Result<Option<[u8; 6]>, TrialError> {
+    Ok(match remote {
+        None => {
+            let problem = port.problem()?;
+            let ok = problem.is_none();
+            problems.extend(problem);
+            if is_gen && ok {
+                Some(port.mac()?)
+            } else {
+                None
+            }
+        }
+        Some(r) => {
+            r.host.pktlab()?;
+            let facts = r.probe(&port.iface, port.netns.as_deref())?;
+            if !facts.device {
+                without_irqs.push(format!("{} on {}", port.iface, r.host.dest()));
+            }
+            if !facts.up {
+                problems.push(format!(
+                    "{}: interface {} is down",
+                    r.host.label(),
+                    port.describe()
+                ));
+            }
+            Some(facts.mac)
+        }
+    })
+}
+
+/// The ports this host watches: its generators' and the receiver's when
+/// it is here (`rcv_here`); a remote port's own counters come in its
+/// worker's summary.
+fn watched_ends(parts: &[GenPart], rcv_here: bool, rcv: &Port) -> Vec<Watched> {
+    let mut watched = Vec::new();
+    for (i, part) in parts.iter().enumerate() {
+        if part.remote.is_none() {
+            watched.push(Watched {
+                role: if i == 0 {
+                    "gen".into()
+                } else {
+                    format!("gen{}", i + 1)
+                },
+                port: part.port.clone(),
+            });
+        }
+    }
+    if rcv_here {
+        watched.push(Watched {
+            role: "rcv".into(),
+            port: rcv.clone(),
+        });
+    }
+    watched
 }

@@ -22,7 +22,7 @@ use crate::traffic::Traffic;
 use crate::TrialError;
 use pktlab_loss::drops::{self, Drops};
 use pktlab_loss::monitor::{self, IfaceCounters, IfaceEthtool, IfaceQdisc, Second};
-use pktlab_loss::tracer::Tracer;
+use pktlab_loss::tracer::{Tracer, Window};
 use pktlab_remote::endpoint::{BenchIo, Endpoint, Local};
 use pktlab_remote::ssh::observe;
 
@@ -230,9 +230,76 @@ fn one_trial(
     traffic: &Traffic,
     rate_pps: Option<f64>,
     shape: Shape,
-    mut on_event: &mut dyn FnMut(TrialEvent),
+    on_event: &mut dyn FnMut(TrialEvent),
 ) -> Result<TrialResult, TrialError> {
-    let (lab, settings, stop) = (trials.lab, trials.settings, trials.stop);
+    let (lab, settings) = (trials.lab, trials.settings);
+    let (gen, recv) = end_configs(trials, traffic, rate_pps, shape)?;
+    warm_up(trials, &gen, shape)?;
+    let watched = lab.loss_view().namespaces.watch_list();
+    let (window, note) = trials.tracer.trial_window(&watched, rate_pps.is_none())?;
+    if let Some(note) = note {
+        on_event(TrialEvent::Warning(note.into()));
+    }
+    let before = Before::read(lab)?;
+    let mut ran = run_ends(trials, &gen, &recv, shape, on_event)?;
+    let counted = count_losses(lab, before, window, &mut ran, on_event)?;
+    let (tx, rx) = (&ran.tx, &ran.rx);
+    let (head, tail) = (settings.trim_head, settings.trim_tail);
+    let forwarded_pps = run_value(&ran.rx_samples, head, tail).ok_or_else(|| {
+        TrialError::Failed(format!(
+            "no per-second sample left after leaving out the first {head} and the last {tail}: \
+             the run forwarded nothing or is too short (use a longer --duration)"
+        ))
+    })?;
+    let offered_pps = pktlab_stats::median(steady(&ran.tx_samples, head, tail)).unwrap_or(tx.pps);
+    let received = rx.packets - rx.foreign;
+    let late = shape
+        .late_window
+        .and_then(|_| late::late(&ran.rx_counts, ran.drain_end.as_secs_f64(), received));
+    let lost = tx.packets.saturating_sub(received - late.unwrap_or(0));
+    let latency_note = rx
+        .latency_ns
+        .as_ref()
+        .and_then(|l| lab.run_latency_note(l.min));
+    on_event(TrialEvent::Finished {
+        intended_pps: rate_pps,
+        sent: tx.packets,
+        drops: counted.drops.clone(),
+    });
+    Ok(TrialResult {
+        intended_pps: rate_pps,
+        forwarded_pps,
+        offered_pps,
+        lost,
+        late,
+        loss_ratio: if tx.packets > 0 {
+            lost as f64 / tx.packets as f64
+        } else {
+            0.0
+        },
+        rx_samples: ran.rx_samples,
+        tx_samples: ran.tx_samples,
+        tx: ran.tx,
+        rx: ran.rx,
+        lab_counters: counted.lab_counters,
+        qdiscs: counted.qdiscs,
+        ethtool_drops: counted.ethtool_drops,
+        softnet: counted.softnet,
+        dut_backlog_drops: counted.dut_backlog_drops,
+        seconds: ran.seconds,
+        drops: counted.drops,
+        latency_note,
+    })
+}
+
+/// The generator's and the receiver's settings for one trial.
+fn end_configs(
+    trials: &Trials<'_>,
+    traffic: &Traffic,
+    rate_pps: Option<f64>,
+    shape: Shape,
+) -> Result<(GenConfig, RecvConfig), TrialError> {
+    let (lab, settings) = (trials.lab, trials.settings);
     let frames = traffic.frame_spec(lab.src_mac, lab.dst_mac)?;
     let gen = GenConfig {
         io: trials.io.gen(),
@@ -268,31 +335,121 @@ fn one_trial(
             ..XdpRecvConfig::default()
         },
     };
-    if !shape.warmup.is_zero() {
-        // Nobody counts these frames; the drain keeps them out of the trial.
-        let mut warm = gen.clone();
-        warm.plan.count = None;
-        warm.plan.duration = Some(shape.warmup);
-        trials.gen.generate(&warm, stop, &mut |_| {})?;
-        std::thread::sleep(DRAIN);
-        if stop.is_set() {
-            return Err(TrialError::Failed("interrupted during the warm-up".into()));
+    Ok((gen, recv))
+}
+
+/// The shape's warm-up: frames nobody counts, then a drain that keeps
+/// them out of the trial.
+fn warm_up(trials: &Trials<'_>, gen: &GenConfig, shape: Shape) -> Result<(), TrialError> {
+    if shape.warmup.is_zero() {
+        return Ok(());
+    }
+    let mut warm = gen.clone();
+    warm.plan.count = None;
+    warm.plan.duration = Some(shape.warmup);
+    trials.gen.generate(&warm, trials.stop, &mut |_| {})?;
+    std::thread::sleep(DRAIN);
+    if trials.stop.is_set() {
+        return Err(TrialError::Failed("interrupted during the warm-up".into()));
+    }
+    Ok(())
+}
+
+/// The lab's drop counters before the trial.
+struct Before {
+    ifaces: Vec<IfaceCounters>,
+    qdiscs: Vec<IfaceQdisc>,
+    ethtool: Vec<IfaceEthtool>,
+    softnet: Vec<SoftnetCpu>,
+}
+
+impl Before {
+    fn read(lab: &Target) -> Result<Before, TrialError> {
+        Ok(Before {
+            ifaces: monitor::read_counters(&lab.watched)?,
+            qdiscs: monitor::read_qdiscs(&lab.watched)?,
+            ethtool: monitor::read_ethtool_drops(&lab.watched)?,
+            softnet: softnet::read()?,
+        })
+    }
+}
+
+/// What the trial's two ends and the samplers saw.
+struct Ran {
+    tx: TxSummary,
+    tx_samples: Vec<f64>,
+    rx: RxSummary,
+    rx_samples: Vec<f64>,
+    /// (seconds since the receiver started, test frames) per interval.
+    rx_counts: Vec<(f64, u64)>,
+    /// When the drain ended, since the receiver started.
+    drain_end: Duration,
+    seconds: Vec<Second>,
+    /// The other hosts' counters and drops.
+    observed: Vec<observe::Observed>,
+}
+
+/// The receiver's events of one trial turned into samples and trial
+/// events.
+struct RxSide<'a> {
+    events: mpsc::Receiver<RxEvent>,
+    samples: Vec<f64>,
+    counts: Vec<(f64, u64)>,
+    on_event: &'a mut dyn FnMut(TrialEvent),
+}
+
+impl RxSide<'_> {
+    /// Waits until the receiver counts; false when it did not start.
+    fn wait_ready(&mut self) -> bool {
+        loop {
+            match self.events.recv_timeout(READY_TIMEOUT) {
+                Ok(RxEvent::Ready { .. }) => return true,
+                Ok(RxEvent::Warning(w)) => (self.on_event)(TrialEvent::Warning(w)),
+                Ok(RxEvent::Interval(_) | RxEvent::Note(_)) => continue,
+                Err(_) => return false,
+            }
         }
     }
-    let watched = lab.loss_view().namespaces.watch_list();
-    let (window, note) = trials.tracer.trial_window(&watched, rate_pps.is_none())?;
-    if let Some(note) = note {
-        on_event(TrialEvent::Warning(note.into()));
+
+    /// Takes the receiver's events so far.
+    fn drain(&mut self) {
+        while let Ok(e) = self.events.try_recv() {
+            match e {
+                RxEvent::Interval(iv) => {
+                    let test = iv.packets - iv.foreign;
+                    let pps = test as f64 / iv.seconds;
+                    self.samples.push(pps);
+                    self.counts.push((iv.elapsed, test));
+                    (self.on_event)(TrialEvent::Forwarded(pps));
+                }
+                RxEvent::Warning(w) => (self.on_event)(TrialEvent::Warning(w)),
+                // Said once by `recv`, not by every trial.
+                RxEvent::Ready { .. } | RxEvent::Note(_) => {}
+            }
+        }
     }
-    let before = monitor::read_counters(&lab.watched)?;
-    let qdiscs_before = monitor::read_qdiscs(&lab.watched)?;
-    let ethtool_before = monitor::read_ethtool_drops(&lab.watched)?;
-    let softnet_before = softnet::read()?;
+}
+
+/// Receiver up, the other hosts and this host's sampler counting, the
+/// generator for the trial, the drain, and everything down again.
+fn run_ends(
+    trials: &Trials<'_>,
+    gen: &GenConfig,
+    recv: &RecvConfig,
+    shape: Shape,
+    on_event: &mut dyn FnMut(TrialEvent),
+) -> Result<Ran, TrialError> {
+    let (lab, settings) = (trials.lab, trials.settings);
     let rx_stop = StopSignal::new();
     let monitor_stop = AtomicBool::new(false);
     let (tx_events, rx_events) = mpsc::channel::<RxEvent>();
-
-    let (tx, rx, seconds) = std::thread::scope(|scope| {
+    let mut side = RxSide {
+        events: rx_events,
+        samples: Vec::new(),
+        counts: Vec::new(),
+        on_event,
+    };
+    std::thread::scope(|scope| {
         // A panic on this thread stops the receiver and the sampler: the
         // scope waits for them before the panic goes on, for ever if
         // nothing told them to stop.
@@ -301,27 +458,19 @@ fn one_trial(
             monitor_stop.store(true, Ordering::Relaxed);
         });
         let receiver = scope.spawn(|| {
-            trials.rcv.receive(&recv, &rx_stop, &mut move |e| {
+            trials.rcv.receive(recv, &rx_stop, &mut move |e| {
                 let _ = tx_events.send(e);
             })
         });
         // The generator starts only once the receiver counts.
-        let ready = loop {
-            match rx_events.recv_timeout(READY_TIMEOUT) {
-                Ok(RxEvent::Ready { .. }) => break Ok(Instant::now()),
-                Ok(RxEvent::Warning(w)) => on_event(TrialEvent::Warning(w)),
-                Ok(RxEvent::Interval(_) | RxEvent::Note(_)) => continue,
-                Err(_) => break Err(()),
-            }
-        };
-        let Ok(rx_start) = ready else {
+        if !side.wait_ready() {
             rx_stop.stop();
-            let err = match receiver.join() {
+            return Err(match receiver.join() {
                 Ok(Err(e)) => e.into(),
                 _ => TrialError::Failed("the receiver did not start".into()),
-            };
-            return Err(err);
-        };
+            });
+        }
+        let rx_start = Instant::now();
         // The other hosts count from here, before the first frame.
         let observing =
             match observe::start(&lab.observers, settings.interval, trials.tracer.mode()) {
@@ -334,34 +483,13 @@ fn one_trial(
             };
         let sampler =
             scope.spawn(|| monitor::sample_until(lab.sampled(), settings.interval, &monitor_stop));
-        on_event(TrialEvent::Started);
+        (side.on_event)(TrialEvent::Started);
         let mut tx_samples = Vec::new();
-        let mut rx_samples = Vec::new();
-        // (seconds since the receiver started, test frames) per interval.
-        let mut rx_counts: Vec<(f64, u64)> = Vec::new();
-        let drain = |rx_samples: &mut Vec<f64>,
-                     rx_counts: &mut Vec<(f64, u64)>,
-                     on_event: &mut dyn FnMut(TrialEvent)| {
-            while let Ok(e) = rx_events.try_recv() {
-                match e {
-                    RxEvent::Interval(iv) => {
-                        let test = iv.packets - iv.foreign;
-                        let pps = test as f64 / iv.seconds;
-                        rx_samples.push(pps);
-                        rx_counts.push((iv.elapsed, test));
-                        on_event(TrialEvent::Forwarded(pps));
-                    }
-                    RxEvent::Warning(w) => on_event(TrialEvent::Warning(w)),
-                    // Said once by `recv`, not by every trial.
-                    RxEvent::Ready { .. } | RxEvent::Note(_) => {}
-                }
-            }
-        };
-        let tx = trials.gen.generate(&gen, stop, &mut |e| {
+        let tx = trials.gen.generate(gen, trials.stop, &mut |e| {
             if let TxEvent::Interval(iv) = e {
                 tx_samples.push(iv.pps);
-                on_event(TrialEvent::Offered(iv.pps));
-                drain(&mut rx_samples, &mut rx_counts, &mut on_event);
+                (side.on_event)(TrialEvent::Offered(iv.pps));
+                side.drain();
             }
         });
         let drain_end = rx_start.elapsed() + DRAIN;
@@ -377,33 +505,55 @@ fn one_trial(
             .join()
             .map_err(|_| TrialError::Failed("the sampling thread panicked".into()))?;
         let observed = observing.finish();
-        drain(&mut rx_samples, &mut rx_counts, &mut on_event);
-        Ok((
-            tx.map(|t| (t, tx_samples)),
-            rx.map(|r| (r, rx_samples, rx_counts, drain_end)),
-            seconds
-                .map_err(TrialError::from)
-                .and_then(|s| observed.map(|o| (s, o)).map_err(TrialError::from)),
-        ))
-    })?;
-    let (tx, tx_samples) = tx?;
-    let (rx, rx_samples, rx_counts, drain_end) = rx?;
-    let (mut seconds, observed) = seconds?;
+        side.drain();
+        Ok(Ran {
+            tx: tx?,
+            tx_samples,
+            rx: rx?,
+            rx_samples: std::mem::take(&mut side.samples),
+            rx_counts: std::mem::take(&mut side.counts),
+            drain_end,
+            seconds: seconds?,
+            observed: observed?,
+        })
+    })
+}
+
+/// The lab's counters and drops over the trial, and where its lost
+/// frames went.
+struct Counted {
+    lab_counters: Vec<IfaceCounters>,
+    qdiscs: Vec<IfaceQdisc>,
+    ethtool_drops: Vec<IfaceEthtool>,
+    softnet: Vec<SoftnetCpu>,
+    dut_backlog_drops: Option<u64>,
+    drops: Drops,
+}
+
+/// Reads the counters again, merges the other hosts' into `ran`'s
+/// seconds, and places the trial's loss.
+fn count_losses(
+    lab: &Target,
+    before: Before,
+    window: Window<'_>,
+    ran: &mut Ran,
+    on_event: &mut dyn FnMut(TrialEvent),
+) -> Result<Counted, TrialError> {
     let after = monitor::read_counters(&lab.watched)?;
-    let mut lab_counters = monitor::counter_deltas(&before, &after);
+    let mut lab_counters = monitor::counter_deltas(&before.ifaces, &after);
     // Each host's tracer: its drops, and whether every host's ran.
     let mut remote = Vec::new();
-    for mut o in observed {
+    for mut o in std::mem::take(&mut ran.observed) {
         remote.push((o.host.clone(), o.drops.take()));
         for w in o.warnings.drain(..) {
             on_event(TrialEvent::Warning(w));
         }
-        observe::merge(&mut seconds, &mut lab_counters, o);
+        observe::merge(&mut ran.seconds, &mut lab_counters, o);
     }
-    let qdiscs = monitor::qdisc_deltas(&qdiscs_before, &monitor::read_qdiscs(&lab.watched)?);
+    let qdiscs = monitor::qdisc_deltas(&before.qdiscs, &monitor::read_qdiscs(&lab.watched)?);
     let ethtool_drops =
-        monitor::ethtool_deltas(&ethtool_before, &monitor::read_ethtool_drops(&lab.watched)?);
-    let softnet = softnet::deltas(&softnet_before, &softnet::read()?);
+        monitor::ethtool_deltas(&before.ethtool, &monitor::read_ethtool_drops(&lab.watched)?);
+    let softnet = softnet::deltas(&before.softnet, &softnet::read()?);
     let here = window.end()?;
     if let Some(t) = here.as_ref().filter(|t| t.missed > 0) {
         on_event(TrialEvent::Warning(drops::missed_line(t.missed)));
@@ -413,8 +563,8 @@ fn one_trial(
         &lab.loss_view(),
         kernel.places.as_deref(),
         &drops::Counters {
-            tx: &tx,
-            rx: &rx,
+            tx: &ran.tx,
+            rx: &ran.rx,
             ifaces: &lab_counters,
             qdiscs: &qdiscs,
             ethtool: &ethtool_drops,
@@ -427,52 +577,13 @@ fn one_trial(
         .cpus
         .as_ref()
         .map(|p| softnet::dropped_on(&softnet, &p.dut_cpus));
-
-    let (head, tail) = (settings.trim_head, settings.trim_tail);
-    let forwarded_pps = run_value(&rx_samples, head, tail).ok_or_else(|| {
-        TrialError::Failed(format!(
-            "no per-second sample left after leaving out the first {head} and the last {tail}: \
-             the run forwarded nothing or is too short (use a longer --duration)"
-        ))
-    })?;
-    let offered_pps = pktlab_stats::median(steady(&tx_samples, head, tail)).unwrap_or(tx.pps);
-    let received = rx.packets - rx.foreign;
-    let late = shape
-        .late_window
-        .and_then(|_| late::late(&rx_counts, drain_end.as_secs_f64(), received));
-    let lost = tx.packets.saturating_sub(received - late.unwrap_or(0));
-    let latency_note = rx
-        .latency_ns
-        .as_ref()
-        .and_then(|l| lab.run_latency_note(l.min));
-    on_event(TrialEvent::Finished {
-        intended_pps: rate_pps,
-        sent: tx.packets,
-        drops: drops.clone(),
-    });
-    Ok(TrialResult {
-        intended_pps: rate_pps,
-        forwarded_pps,
-        offered_pps,
-        lost,
-        late,
-        loss_ratio: if tx.packets > 0 {
-            lost as f64 / tx.packets as f64
-        } else {
-            0.0
-        },
-        rx_samples,
-        tx_samples,
-        tx,
-        rx,
+    Ok(Counted {
         lab_counters,
         qdiscs,
         ethtool_drops,
         softnet,
         dut_backlog_drops,
-        seconds,
         drops,
-        latency_note,
     })
 }
 

@@ -6,6 +6,7 @@ use pktlab_campaign::campaign::{Campaign, Event, Outcome};
 use pktlab_campaign::runs::FixedRate;
 use pktlab_engine::affinity::format_cpu_list;
 use pktlab_engine::StopSignal;
+use pktlab_history::Recorder;
 use pktlab_report::bench as out;
 
 use crate::cmd::campaigns::{self, CampaignArgs, Display};
@@ -15,7 +16,7 @@ use crate::cmd::recording;
 pub type Args = CampaignArgs;
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    recording::check_record_args(&args.history)?;
+    let recorder = recording::recorder(&args.history)?;
     let spec = args.spec("bench")?;
     common::install_signals()?;
     let mut method = FixedRate::new();
@@ -26,9 +27,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let secs = campaign.plan().run.trial.duration.as_secs().max(1);
     let mut started = Instant::now();
     let mut label = String::new();
-    let exporters = pktlab_report::export::runs_exporters(!args.no_report);
+    let mut sinks = pktlab_report::export::runs_exporters(!args.no_report);
+    if let Some(r) = &recorder {
+        sinks.push(r);
+    }
     let stop = StopSignal::new();
-    let outcome = campaign.run(&mut method, &exporters, &stop, |e| {
+    let outcome = campaign.run(&mut method, &sinks, &stop, |e| {
         let Some(e) = show.common(
             e,
             "runs are already finished and will not run again.",
@@ -68,7 +72,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     });
     show.finish();
-    closing(&campaign, &method, outcome?, &args)
+    // A campaign stopped by an error is recorded as far as it went.
+    let outcome = outcome.inspect_err(|_| {
+        recording::say_recorded(recorder.as_ref(), &campaign.folder().path, false)
+    })?;
+    closing(&campaign, &method, outcome, &args, recorder.as_ref())
 }
 
 /// What the campaign is and on what, before its first run.
@@ -109,7 +117,13 @@ fn say_what_runs(c: &Campaign, o: &common::Output) {
 }
 
 /// The summary, and the exit code: 130 after Ctrl-C, 1 when runs failed.
-fn closing(c: &Campaign, method: &FixedRate, outcome: Outcome, args: &Args) -> anyhow::Result<()> {
+fn closing(
+    c: &Campaign,
+    method: &FixedRate,
+    outcome: Outcome,
+    args: &Args,
+    recorder: Option<&Recorder>,
+) -> anyhow::Result<()> {
     use pktlab_campaign::method::Method;
     let (o, runs) = (&args.output, method.results());
     let dir = &c.folder().path.display().to_string();
@@ -118,6 +132,6 @@ fn closing(c: &Campaign, method: &FixedRate, outcome: Outcome, args: &Args) -> a
     } else {
         print!("{}", out::summary_text(c.plan(), &outcome, runs, dir));
     }
-    recording::record_finished(&args.history, &c.folder().path, !o.json && !o.quiet);
+    recording::say_recorded(recorder, &c.folder().path, !o.json && !o.quiet);
     campaigns::exit(&outcome, "runs", "bench", dir)
 }

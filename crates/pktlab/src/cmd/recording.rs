@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use pktlab_history::{text, DbTarget};
+use pktlab_history::{text, DbTarget, Recorder};
 
 use crate::error::usage;
 
@@ -23,10 +23,10 @@ pub struct RecordArgs {
     pub db: Option<String>,
 }
 
-/// Checks `--label` and `--db` before the campaign starts (`bench` and
-/// `rfc2544` call it first), so that a typo is not found after an hour of
-/// runs.
-pub fn check_record_args(args: &RecordArgs) -> anyhow::Result<()> {
+/// The campaign's recorder into the history (one of its sinks), unless
+/// `--no-history`. `--label` and `--db` are checked here, before the
+/// campaign starts, so that a typo is not found after an hour of runs.
+pub fn recorder(args: &RecordArgs) -> anyhow::Result<Option<Recorder>> {
     if args.no_history {
         if let Some(flag) = [
             ("--label", args.label.is_some()),
@@ -37,29 +37,27 @@ pub fn check_record_args(args: &RecordArgs) -> anyhow::Result<()> {
         {
             return Err(usage(format!("{flag} cannot be used with --no-history")));
         }
-        return Ok(());
+        return Ok(None);
     }
     if let Some(l) = &args.label {
         pktlab_history::import::check_label(l)?;
     }
-    DbTarget::resolve(args.db.as_deref())?;
-    Ok(())
+    let target = DbTarget::resolve(args.db.as_deref())?;
+    Ok(Some(Recorder::new(target, args.label.clone())))
 }
 
-/// Adds the campaign of results folder `dir` to the history, unless
-/// `--no-history`. A failure is one warning line and never fails the
-/// campaign, whose folder is whole either way; `say`: a line on success.
-pub fn record_finished(args: &RecordArgs, dir: &Path, say: bool) {
-    if args.no_history {
-        return;
-    }
-    let done = DbTarget::resolve(args.db.as_deref()).and_then(|target| {
-        pktlab_history::record_folder(&target, dir, args.label.as_deref()).map(|r| (r, target))
-    });
-    match done {
-        Ok((r, target)) if say => println!("{}", text::recorded_line(&r, &target.display())),
-        Ok(_) => {}
-        Err(e) => eprintln!(
+/// Says what the recorder did at the campaign's end: a failure is one
+/// warning line and never fails the campaign, whose folder `dir` is whole
+/// either way; `say`: a line on success.
+pub fn say_recorded(recorder: Option<&Recorder>, dir: &Path, say: bool) {
+    let Some(r) = recorder else { return };
+    match r.outcome() {
+        Some(Ok(done)) if say => println!(
+            "{}",
+            text::recorded_line(&done, &r.target().display())
+        ),
+        Some(Ok(_)) | None => {}
+        Some(Err(e)) => eprintln!(
             "pktlab: warning: not recorded in the history: {e} (the results folder is whole: pktlab history import {} adds it later)",
             dir.display()
         ),

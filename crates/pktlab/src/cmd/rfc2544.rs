@@ -4,6 +4,7 @@
 use pktlab_campaign::campaign::{Campaign, Event, Outcome};
 use pktlab_campaign::method::Method;
 use pktlab_engine::StopSignal;
+use pktlab_history::Recorder;
 use pktlab_report::rfc2544 as out;
 use pktlab_search::mlr::flags::SearchFlags;
 use pktlab_search::mlr::{Mlr, MlrSettings};
@@ -130,7 +131,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     let flags = args.search_flags();
     args.check_bench_flags()?;
     flags.check(args.bench.resume.is_some())?;
-    recording::check_record_args(&args.bench.history)?;
+    let recorder = recording::recorder(&args.bench.history)?;
     if args.bench.resume.is_none() {
         args.bench.iterations = Some(args.repeat.unwrap_or(1));
         // A campaign file names itself; flags alone make an "rfc2544".
@@ -156,9 +157,12 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     let mut label = String::new();
     let mut trials_seen = 0usize;
     let link_bps = campaign.plan().link_bps;
-    let exporters = pktlab_report::export::search_exporters(!args.bench.no_report);
+    let mut sinks = pktlab_report::export::search_exporters(!args.bench.no_report);
+    if let Some(r) = &recorder {
+        sinks.push(r);
+    }
     let stop = StopSignal::new();
-    let outcome = campaign.run(&mut method, &exporters, &stop, |e| {
+    let outcome = campaign.run(&mut method, &sinks, &stop, |e| {
         let search = |r: &pktlab_campaign::campaign::RunLabel<'_>| {
             format!(
                 "search {}/{} {} {} #{}",
@@ -206,7 +210,11 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         }
     });
     show.finish();
-    closing(&campaign, &method, outcome?, &args.bench)
+    // A campaign stopped by an error is recorded as far as it went.
+    let outcome = outcome.inspect_err(|_| {
+        recording::say_recorded(recorder.as_ref(), &campaign.folder().path, false)
+    })?;
+    closing(&campaign, &method, outcome, &args.bench, recorder.as_ref())
 }
 
 /// The tests and the lab, before the first search.
@@ -233,6 +241,7 @@ fn closing(
     method: &Mlr,
     outcome: Outcome,
     args: &CampaignArgs,
+    recorder: Option<&Recorder>,
 ) -> anyhow::Result<()> {
     let (o, s) = (&args.output, method.results());
     let dir = c.folder().path.display().to_string();
@@ -255,6 +264,6 @@ fn closing(
             )
         );
     }
-    recording::record_finished(&args.history, &c.folder().path, !o.json && !o.quiet);
+    recording::say_recorded(recorder, &c.folder().path, !o.json && !o.quiet);
     campaigns::exit(&outcome, "searches", "rfc2544", &dir)
 }
