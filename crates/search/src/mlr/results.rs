@@ -10,7 +10,9 @@ use super::latency::{self, HistogramLine};
 use super::record::{self, TrialLine};
 use super::settings::{MlrSettings, SETTINGS_FILE};
 use super::steps::SearchRun;
-use super::summary::Report;
+use super::summary::{GoalBounds, Report, Throughput};
+use super::sweep::{SearchSweepRow, SearchSweepTable, SweepGoal};
+use pktlab_campaign::plan::KnobSweep;
 
 /// The searches of a campaign so far.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,7 +71,7 @@ impl Searches {
     /// Works the report out again from the trials.
     pub fn refresh(&mut self) -> Result<(), CampaignError> {
         self.report = Report::of(&self.settings, &self.trials, &self.histograms)?;
-        self.report.knob_sweeps = super::sweep::tables(&self.knob_sweeps, &self.report.throughput);
+        self.report.knob_sweeps = sweep_tables(&self.knob_sweeps, &self.report.throughput);
         Ok(())
     }
 
@@ -92,4 +94,81 @@ impl Searches {
             .cloned()
             .collect()
     }
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.retain(|x| x.is_finite());
+    pktlab_stats::median(&v)
+}
+
+/// The tables of `sweeps` from the searches of `throughput` (values
+/// without a finished search are left out).
+pub(crate) fn sweep_tables(
+    sweeps: &[KnobSweep],
+    throughput: &[Throughput],
+) -> Vec<SearchSweepTable> {
+    let mut out = Vec::new();
+    for sweep in sweeps {
+        let mut traffics: Vec<&str> = Vec::new();
+        for t in throughput {
+            if sweep.configs.contains(&t.config) && !traffics.contains(&t.traffic.as_str()) {
+                traffics.push(&t.traffic);
+            }
+        }
+        for traffic in traffics {
+            let rows = sweep
+                .values
+                .iter()
+                .zip(&sweep.configs)
+                .filter_map(|(value, config)| row(value, config, traffic, throughput))
+                .collect();
+            out.push(SearchSweepTable {
+                knob: sweep.knob.clone(),
+                label: sweep.label.clone(),
+                traffic: traffic.to_string(),
+                numeric: sweep.numeric,
+                rows,
+            });
+        }
+    }
+    out
+}
+
+fn row(
+    value: &str,
+    config: &str,
+    traffic: &str,
+    throughput: &[Throughput],
+) -> Option<SearchSweepRow> {
+    let mine: Vec<&Throughput> = throughput
+        .iter()
+        .filter(|t| t.config == config && t.traffic == traffic)
+        .collect();
+    let first = mine.first()?;
+    let goals = first
+        .goals
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let of = |f: &dyn Fn(&GoalBounds) -> Option<f64>| {
+                median(
+                    mine.iter()
+                        .filter_map(|t| t.goals.get(i).and_then(f))
+                        .collect(),
+                )
+            };
+            SweepGoal {
+                loss_ratio: g.loss_ratio,
+                lower_pps: of(&|g| g.lower_pps),
+                conditional_throughput_pps: of(&|g| g.conditional_throughput_pps),
+                upper_pps: of(&|g| g.upper_pps),
+            }
+        })
+        .collect();
+    Some(SearchSweepRow {
+        value: value.to_string(),
+        config: config.to_string(),
+        searches: mine.len(),
+        goals,
+    })
 }
