@@ -1,5 +1,5 @@
 """Simulated DUTs for the search benchmark, the twins of
-crates/bench/examples/search_sim/duts.rs: the same definitions, the same
+crates/search/examples/search_sim/duts.rs: the same definitions, the same
 pseudo-random generator and the same seeds, so that the n-th trial of a
 search on a given seed draws the same random number on both sides.
 

@@ -1,6 +1,6 @@
 """Runs FD.io CSIT's MLRsearch (the PyPI package) on one simulated DUT for
 a range of seeds; prints one JSON line per search, in the format of
-crates/bench/examples/search_sim.rs.
+crates/search/examples/search_sim/main.rs.
 
 usage: mlr_sim.py DUT FIRST_SEED SEEDS MAX_LOAD MIN_LOAD
 """

@@ -1,7 +1,7 @@
 //! Rates from counts over a period: what every summary and interval of
 //! both sides computes the same way.
 
-use crate::L1_OVERHEAD;
+use crate::frame::L1_OVERHEAD;
 
 /// `x / seconds`, 0 for an empty period.
 pub(crate) fn per_second(x: f64, seconds: f64) -> f64 {

@@ -14,10 +14,11 @@ use pktlab_wire::parse::{parse_test_frame, FlowKey};
 use pktlab_wire::payload::{believable_latency, latency_ns};
 
 use crate::backend::describe_backends;
+use crate::frame::FCS_LEN;
 use crate::pool::{self, PoolSpec, Published, Sample, Watch, Worker};
 use crate::rates::{l1_bps, per_second};
 use crate::seq::{SeqCounts, StreamTable, MAX_STREAMS};
-use crate::{EngineError, StopSignal, FCS_LEN};
+use crate::{EngineError, StopSignal};
 
 /// How long a worker waits for frames before it looks at the stop signal.
 const POLL_TIMEOUT: Duration = Duration::from_millis(20);
@@ -104,7 +105,7 @@ pub struct Latency {
     pub one_in: Option<u32>,
 }
 
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RxThreadSummary {
     /// The port this thread used (`afxdp (copy, native XDP)`, `afpacket`, ...).
     pub backend: String,
@@ -119,7 +120,7 @@ pub struct RxThreadSummary {
     pub cpu: Option<usize>,
 }
 
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RxSummary {
     /// The backend of the run: the one every thread used, or a count of each.
     pub backend: String,
@@ -207,7 +208,9 @@ struct Checker {
     packets: u64,
     bytes: u64,
     foreign: u64,
-    /// Receive timestamps of the first and the last frame (0: none yet).
+    /// The earliest and the latest receive timestamp (0: none yet). Not
+    /// the first and the last frame's: a pcap's stamps may go backwards
+    /// (a clock stepped during the capture), and the span is what counts.
     first_ts: u64,
     last_ts: u64,
 }
@@ -233,10 +236,10 @@ impl Checker {
     fn check(&mut self, frame: &RxFrame<'_>) {
         self.packets += 1;
         self.bytes += frame.wire_len as u64 + FCS_LEN;
-        if self.first_ts == 0 {
+        if self.first_ts == 0 || frame.ts_ns < self.first_ts {
             self.first_ts = frame.ts_ns;
         }
-        self.last_ts = frame.ts_ns;
+        self.last_ts = self.last_ts.max(frame.ts_ns);
         let Some(t) = parse_test_frame(frame.data) else {
             self.foreign += 1;
             return;
@@ -496,7 +499,9 @@ impl<E: FnMut(RxEvent)> Watch<Counters> for RxWatch<'_, E> {
 
 /// Sums up what the workers that ran found.
 fn summarize(ends: Vec<WorkerEnd>, iface: Option<IfCounters>) -> RxSummary {
-    // The active period, by the frames' own receive timestamps.
+    // The active period, from the earliest to the latest receive
+    // timestamp of any worker (each worker's earliest is at most its
+    // latest, so the span is never negative).
     let first = ends
         .iter()
         .map(|e| e.checker.first_ts)
@@ -504,8 +509,8 @@ fn summarize(ends: Vec<WorkerEnd>, iface: Option<IfCounters>) -> RxSummary {
         .min();
     let last = ends.iter().map(|e| e.checker.last_ts).max().unwrap_or(0);
     let seconds = match first {
-        Some(f) if last > f => (last - f) as f64 / 1e9,
-        _ => 0.0,
+        Some(f) => last.saturating_sub(f) as f64 / 1e9,
+        None => 0.0,
     };
     let mut seq = SeqCounts::default();
     let mut streams = 0u64;
@@ -672,6 +677,43 @@ mod tests {
         let mut u = watcher();
         assert_eq!(u.step(0, None, "afpacket"), None);
         assert_eq!(u.step(0, None, "afpacket"), None);
+    }
+
+    #[test]
+    fn a_flow_whose_hash_state_is_one_still_hashes_to_non_zero() {
+        // hash_key's state goes s -> (s.rotate_left(5) ^ w) * K for each
+        // 8-byte chunk w of each write. FlowKey's derived Hash writes the
+        // family's discriminant (an isize: 8 bytes), src and dst (16 bytes
+        // each: two chunks, the low half first) and the two ports (2 bytes
+        // each: one chunk each). K is odd, so each step can be undone:
+        // dst's high half is chosen, by hand below, to leave the final
+        // state exactly 1. `| 1` keeps it 1; `^ 1` would make it 0, the
+        // mark of an empty slot, and the flow would go uncounted.
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        // K's inverse mod 2^64 by Newton's iteration: each doubles the
+        // bits that are right, from 3 (K x K = 1 mod 8 for any odd K).
+        let mut inv = K;
+        for _ in 0..5 {
+            inv = inv.wrapping_mul(2u64.wrapping_sub(K.wrapping_mul(inv)));
+        }
+        assert_eq!(K.wrapping_mul(inv), 1);
+        let step = |s: u64, w: u64| (s.rotate_left(5) ^ w).wrapping_mul(K);
+        // The state s with step(s, w) = t.
+        let undo = |t: u64, w: u64| (t.wrapping_mul(inv) ^ w).rotate_right(5);
+        let (sport, dport) = (1000u16, 2000u16);
+        // Inet6 (discriminant 1), src 0 (two chunks), dst's low half 0.
+        let before_dst_high = step(step(step(step(0, 1), 0), 0), 0);
+        let after_dst_high = undo(undo(1, u64::from(dport)), u64::from(sport));
+        let high = before_dst_high.rotate_left(5) ^ after_dst_high.wrapping_mul(inv);
+        assert_eq!(step(before_dst_high, high), after_dst_high);
+        let key = FlowKey {
+            family: pktlab_wire::range::Family::Inet6,
+            src: 0,
+            dst: u128::from(high) << 64,
+            sport,
+            dport,
+        };
+        assert_eq!(hash_key(&key), 1);
     }
 
     #[test]

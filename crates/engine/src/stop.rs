@@ -69,6 +69,72 @@ impl<F: FnMut()> Drop for OnPanic<F> {
     }
 }
 
+/// The clock of a monitor that reports every interval: ticks at whole
+/// intervals from its start, until its end (if it has one) or Ctrl-C.
+#[derive(Clone, Copy, Debug)]
+pub struct Ticker {
+    start: std::time::Instant,
+    interval: std::time::Duration,
+    end: Option<std::time::Instant>,
+    ticks: u64,
+}
+
+/// One tick of a [`Ticker`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tick {
+    /// Its number, from 1.
+    pub number: u64,
+    /// Ctrl-C came before the tick was due (the tick comes at once).
+    pub interrupted: bool,
+    /// The ticker's end is reached: the last tick.
+    pub at_end: bool,
+}
+
+impl Ticker {
+    /// Starts now; `length`: how long until the last tick (a shorter last
+    /// interval if need be), None for no end.
+    pub fn new(interval: std::time::Duration, length: Option<std::time::Duration>) -> Ticker {
+        let start = std::time::Instant::now();
+        Ticker {
+            start,
+            interval,
+            end: length.map(|l| start + l),
+            ticks: 0,
+        }
+    }
+
+    /// When it started.
+    pub fn start(&self) -> std::time::Instant {
+        self.start
+    }
+
+    /// Sleeps until the next tick, or until Ctrl-C.
+    pub fn wait(&mut self) -> Tick {
+        self.ticks += 1;
+        let mut deadline = self.start + self.interval * self.ticks as u32;
+        if let Some(e) = self.end {
+            deadline = deadline.min(e);
+        }
+        let mut interrupted_now = false;
+        loop {
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                break;
+            }
+            if interrupted() {
+                interrupted_now = true;
+                break;
+            }
+            std::thread::sleep((deadline - now).min(std::time::Duration::from_millis(50)));
+        }
+        Tick {
+            number: self.ticks,
+            interrupted: interrupted_now,
+            at_end: self.end.is_some_and(|e| std::time::Instant::now() >= e),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,10 +9,11 @@ use pktlab_io::port::TxPort;
 use pktlab_io::IoError;
 
 use crate::backend::describe_backends;
+use crate::frame::{FrameSource, FCS_LEN};
 use crate::pacer::{self, Pace, Pacer};
 use crate::pool::{self, PoolSpec, Published, Sample, Watch, Worker};
 use crate::rates::{l1_bps, per_second};
-use crate::{clock, EngineError, FrameSource, StopSignal, FCS_LEN};
+use crate::{clock, EngineError, StopSignal};
 
 /// Frames per `send_batch` call when nothing else limits it.
 pub const DEFAULT_BATCH: usize = 64;
@@ -127,7 +128,7 @@ impl From<Sample> for TxInterval {
 }
 
 /// What one thread did.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TxThreadSummary {
     /// The port this thread used (`afxdp (copy)`, `afpacket`, ...).
     pub backend: String,
@@ -138,7 +139,7 @@ pub struct TxThreadSummary {
 }
 
 /// What the whole run did.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TxSummary {
     /// The backend of the run: the one every thread used, or a count of each.
     pub backend: String,
@@ -401,13 +402,35 @@ mod tests {
 
     /// `plan` with one `Numbered` source into a null port of `slot` bytes.
     fn run_one(plan: &TxPlan, slot: usize) -> Result<TxSummary, EngineError> {
-        run_tx(
-            plan,
-            vec![Numbered(0)],
-            move |_| Ok(NullTx::new(slot)),
-            &StopSignal::new(),
-            |_| {},
-        )
+        watched(|stop| {
+            run_tx(
+                plan,
+                vec![Numbered(0)],
+                move |_| Ok(NullTx::new(slot)),
+                stop,
+                |_| {},
+            )
+        })
+    }
+
+    /// Runs `run` with a stop signal that a watchdog gives after 10 s, so
+    /// that a paced run whose pacer never lets its frames go (a broken
+    /// `pacer.rs`) fails the test's counts rather than never ending.
+    fn watched<T>(run: impl FnOnce(&StopSignal) -> T) -> T {
+        let stop = StopSignal::new();
+        let (ended, end) = std::sync::mpsc::channel::<()>();
+        let watchdog = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                if end.recv_timeout(Duration::from_secs(10)).is_err() {
+                    stop.stop();
+                }
+            })
+        };
+        let out = run(&stop);
+        let _ = ended.send(());
+        watchdog.join().unwrap();
+        out
     }
 
     #[test]
@@ -455,16 +478,18 @@ mod tests {
         };
         let mut intervals = Vec::new();
         let mut started = false;
-        let summary = run_tx(
-            &plan,
-            vec![Numbered(0), Numbered(0)],
-            |_| Ok(NullTx::new(64)),
-            &StopSignal::new(),
-            |e| match e {
-                TxEvent::Started { .. } => started = true,
-                TxEvent::Interval(iv) => intervals.push(iv),
-            },
-        )
+        let summary = watched(|stop| {
+            run_tx(
+                &plan,
+                vec![Numbered(0), Numbered(0)],
+                |_| Ok(NullTx::new(64)),
+                stop,
+                |e| match e {
+                    TxEvent::Started { .. } => started = true,
+                    TxEvent::Interval(iv) => intervals.push(iv),
+                },
+            )
+        })
         .unwrap();
         assert!(started);
         assert_eq!(summary.packets, 2000);

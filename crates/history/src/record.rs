@@ -150,3 +150,10 @@ pub struct Recorded {
     /// The campaign's label in the history (the first one it was given).
     pub label: String,
 }
+
+/// Seconds since the Unix epoch.
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}

@@ -6,7 +6,7 @@ use pktlab_stats::Confidence;
 
 use crate::compare::LabelComparison;
 use crate::jumpavg::Kind;
-use crate::record::StoredCampaign;
+use crate::record::{Recorded, StoredCampaign};
 use crate::trend::Trend;
 
 pub fn kind_name(k: Kind) -> &'static str {
@@ -31,7 +31,7 @@ pub fn signed_percent(ratio: f64) -> String {
 pub fn when(unix: Option<i64>) -> String {
     match unix {
         Some(t) if t >= 0 => {
-            let s = pktlab_bench::campaign::results::utc_stamp(t as u64);
+            let s = pktlab_campaign::folder::utc_stamp(t as u64);
             format!(
                 "{}-{}-{} {}:{} UTC",
                 &s[0..4],
@@ -156,6 +156,19 @@ pub fn compare_text(comparisons: &[LabelComparison], confidence: Confidence) -> 
         out += &ministat::render(&c.datasets, &options);
     }
     out
+}
+
+/// The line a campaign ends with once recorded in the history `db`.
+pub fn recorded_line(r: &Recorded, db: &str) -> String {
+    format!(
+        "History: {} as '{}' in {db} (pktlab history trend shows it).",
+        match (r.new_campaign, r.runs_added) {
+            (true, n) => format!("{} recorded", plural(n, "run")),
+            (false, 0) => "already recorded".to_string(),
+            (false, n) => format!("{} more recorded", plural(n, "run")),
+        },
+        r.label,
+    )
 }
 
 #[cfg(test)]

@@ -130,7 +130,8 @@ fn import_folders_idempotently(b: Backend) {
         Some("Linux dut1 6.12.9-amd64 #1 SMP PREEMPT_DYNAMIC Debian x86_64 GNU/Linux"),
         &[("forwarding", 500_000.0), ("nft", 300_000.0)],
     );
-    // A third search, cut short: bounds in rfc2544.json, no run file.
+    // A third search, cut short: bounds in rfc2544.json, but its trials
+    // (none here) ask for more.
     let report_path = rfc.join("rfc2544.json");
     let mut report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&report_path).unwrap()).unwrap();

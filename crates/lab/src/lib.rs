@@ -9,6 +9,8 @@
 //! - [`knobs`]: what the configurations of Linux's fast paths and knobs do
 //!   on the DUT (host sysctls restored even after a kill, threaded NAPI,
 //!   the state their revert is checked against);
+//! - [`sweep`]: one knob over a list of values, each value a DUT
+//!   configuration;
 //! - [`ports`]: labs on existing interfaces;
 //! - [`cpuload`], [`interrupts`], [`softnet`], [`envinfo`]: per-CPU load, NIC
 //!   interrupts, per-CPU backlog drops and the facts (kernel, CPU, drivers)
@@ -30,6 +32,7 @@ pub mod observe;
 pub mod ports;
 pub mod runner;
 pub mod softnet;
+pub mod sweep;
 pub mod sysctl;
 
 pub use builtin::{
@@ -40,6 +43,4 @@ pub use builtin::{
     RCV_SIDE_NEXT_HOP6,
 };
 pub use error::LabError;
-
-/// Most queues a lab veth pair may have.
-pub const MAX_QUEUES: u16 = 64;
+pub use netns::MAX_QUEUES;

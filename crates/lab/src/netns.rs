@@ -14,6 +14,9 @@ use crate::LabError;
 /// Where `ip netns` keeps its named namespaces.
 pub use pktlab_io::netns::NETNS_RUN_DIR;
 
+/// Most queues a lab veth pair may have.
+pub const MAX_QUEUES: u16 = 64;
+
 /// Longest namespace name accepted here (far below the file-name limit, so
 /// that names stay readable in `ip netns list`).
 pub const MAX_NAME_LEN: usize = 64;
@@ -242,7 +245,7 @@ pub fn veth_pair(
 /// Like [`veth_pair`], with optional MAC addresses. Both ends are created
 /// directly inside their namespaces, so nothing appears in the caller's one.
 pub fn veth_pair_with(a: VethEnd<'_>, b: VethEnd<'_>, queues: u16) -> Result<(), LabError> {
-    if queues == 0 || queues > crate::MAX_QUEUES {
+    if queues == 0 || queues > MAX_QUEUES {
         return Err(LabError::BadQueues(queues));
     }
     for end in [&a, &b] {

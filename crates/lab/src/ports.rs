@@ -51,6 +51,19 @@ impl Port {
     }
 }
 
+/// Names of the interfaces in the calling thread's network namespace, from
+/// `/proc/thread-self/net/dev` (the thread's namespace, unlike
+/// `/proc/self/net`, which follows the main thread), `lo` left out.
+pub fn iface_names() -> std::io::Result<Vec<String>> {
+    let text = std::fs::read_to_string("/proc/thread-self/net/dev")?;
+    Ok(text
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split_once(':').map(|(n, _)| n.trim().to_string()))
+        .filter(|n| n != "lo")
+        .collect())
+}
+
 /// Counters of `names`, read in `ns` (`None`: this thread's namespace).
 pub fn counters_at(ns: Option<&str>, names: &[&str]) -> Result<Vec<IfCounters>, LabError> {
     match ns {

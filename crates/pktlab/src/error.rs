@@ -36,31 +36,39 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
     if let Some(Exit(code)) = err.downcast_ref::<Exit>() {
         return *code;
     }
-    for cause in err.chain() {
-        if cause.downcast_ref::<UsageError>().is_some() {
-            return 2;
-        }
-        if let Some(e) = cause.downcast_ref::<pktlab_wire::WireError>() {
-            let _ = e;
-            return 2;
-        }
-        if let Some(e) = cause.downcast_ref::<pktlab_io::IoError>() {
-            return if e.is_usage() { 2 } else { 1 };
-        }
-        if let Some(e) = cause.downcast_ref::<pktlab_stats::StatsError>() {
-            return if e.is_usage() { 2 } else { 1 };
-        }
-        if let Some(e) = cause.downcast_ref::<pktlab_lab::LabError>() {
-            return if e.is_usage() { 2 } else { 1 };
-        }
-        if let Some(e) = cause.downcast_ref::<pktlab_engine::EngineError>() {
-            return if e.is_usage() { 2 } else { 1 };
-        }
-        if let Some(e) = cause.downcast_ref::<pktlab_bench::BenchError>() {
-            return if e.is_usage() { 2 } else { 1 };
-        }
+    match err.chain().find_map(is_usage) {
+        Some(true) => 2,
+        _ => 1,
     }
-    1
+}
+
+/// Whether `cause` is one of pktlab's errors, and then whether bad input
+/// caused it.
+fn is_usage(cause: &(dyn std::error::Error + 'static)) -> Option<bool> {
+    if cause.is::<UsageError>() || cause.is::<pktlab_wire::WireError>() {
+        return Some(true);
+    }
+    macro_rules! is_usage_of {
+        ($($t:ty),*) => {$(
+            if let Some(e) = cause.downcast_ref::<$t>() {
+                return Some(e.is_usage());
+            }
+        )*};
+    }
+    is_usage_of!(
+        pktlab_io::IoError,
+        pktlab_stats::StatsError,
+        pktlab_lab::LabError,
+        pktlab_engine::EngineError,
+        pktlab_loss::LossError,
+        pktlab_remote::RemoteError,
+        pktlab_trial::TrialError,
+        pktlab_campaign::CampaignError,
+        pktlab_pktgen::PktgenError,
+        pktlab_search::SearchError,
+        pktlab_history::HistoryError
+    );
+    None
 }
 
 /// The operating system's text for `err` ("No such file or directory"),

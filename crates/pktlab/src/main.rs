@@ -48,7 +48,7 @@ enum Command {
     #[command(
         name = "pkt-gen",
         disable_help_flag = true,
-        after_help = cmd::pktgen::options::USAGE
+        after_help = pktlab_pktgen::options::USAGE
     )]
     PktGen {
         /// pkt-gen's options (`pktlab pkt-gen -h` lists them)
@@ -77,12 +77,15 @@ fn main() {
             .file_name()
             .map(|n| n.to_owned())
     });
-    if called_as.is_some_and(|name| name == cmd::pktgen::NAME) {
+    if called_as.is_some_and(|name| name == pktlab_pktgen::NAME) {
         let args = std::env::args_os()
             .skip(1)
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
-        finish(cmd::pktgen::NAME, cmd::pktgen::run(args));
+        finish(
+            pktlab_pktgen::NAME,
+            pktlab_pktgen::run(args).map_err(Into::into),
+        );
     }
     // The documentation's checks (scripts/check-docs): not a user's command.
     if std::env::args_os()
@@ -120,7 +123,10 @@ fn main() {
         Command::Completions(a) => cmd::docs::completions(a, Cli::command()),
         Command::Man(a) => cmd::docs::man(a, Cli::command()),
         Command::PktGen { args } => {
-            finish(cmd::pktgen::NAME, cmd::pktgen::run(args));
+            finish(
+                pktlab_pktgen::NAME,
+                pktlab_pktgen::run(args).map_err(Into::into),
+            );
         }
     };
     finish("pktlab", result)

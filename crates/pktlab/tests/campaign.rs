@@ -12,10 +12,11 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use pktlab_bench::campaign::results::{self, ResultsDir};
-use pktlab_bench::target::Target;
+use pktlab_campaign::folder::ResultsDir;
+use pktlab_campaign::summary::CampaignSummary;
 use pktlab_lab::dut::{builtin_config, BuiltinBase, BUILTIN_NAMES};
 use pktlab_lab::{netns, BuiltinLab, LabSpec};
+use pktlab_trial::target::Target;
 use serde_json::Value;
 
 const PKTLAB: &str = env!("CARGO_BIN_EXE_pktlab");
@@ -354,17 +355,17 @@ fn two_configurations_three_iterations() {
     let typed = folder.runs().unwrap();
     assert_eq!(typed.len(), 6);
     for (i, r) in typed.iter().enumerate() {
-        assert_eq!(r.config, ["forwarding", "nft-stateless"][i / 3]);
-        assert_eq!((r.traffic.as_str(), r.iteration), ("inet4", i % 3 + 1));
-        assert_eq!(r.forwarded_pps, values[&r.config][i % 3]);
-        assert!(r.offered_pps > 0.0 && (0.0..=1.0).contains(&r.loss_ratio));
+        let (h, res) = (&r.header, &r.result);
+        assert_eq!(h.config, ["forwarding", "nft-stateless"][i / 3]);
+        assert_eq!((h.traffic.as_str(), h.iteration), ("inet4", i % 3 + 1));
+        assert_eq!(res.forwarded_pps, values[&h.config][i % 3]);
+        assert!(res.offered_pps > 0.0 && (0.0..=1.0).contains(&res.loss_ratio));
     }
     let env_typed = folder.env().unwrap();
     assert_eq!(env_typed.nics.len(), 4);
     assert_eq!(env_typed.configs[1].name, "nft-stateless");
     assert_eq!(env_typed.host.kernel, env["host"]["kernel"]);
-    let summary_typed: pktlab_bench::campaign::summary::CampaignSummary =
-        results::read_summary(&out_dir).unwrap();
+    let summary_typed = CampaignSummary::read(&folder).unwrap().unwrap();
     assert_eq!(
         (summary_typed.runs_planned, summary_typed.runs_finished),
         (6, 6)

@@ -1,4 +1,4 @@
-//! The clock parsers of crates/bench/src/ssh/clock.rs on the real
+//! The clock parsers of crates/remote/src/ssh/clock.rs on the real
 //! programs' output, made here: chronyd (a server and a client that never
 //! steers the clock, `chronyd -x`) and ptp4l (a master and a slave with
 //! software timestamps and `free_running 1`, so the system clock is never
@@ -15,7 +15,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use pktlab_bench::ssh::clock::{parse_time_status, parse_tracking, HostClock, CLOCK_SCRIPT};
+use pktlab_remote::ssh::clock::{parse_time_status, parse_tracking, HostClock, CLOCK_SCRIPT};
 use regex::Regex;
 
 use common::sh;

@@ -94,11 +94,12 @@ fn configurations_of_one_folder_in_campaign_order() {
     write(d, "nft-stateful.inet4.pps", "90\n92\n88\n91\n89\n");
     write(d, "forwarding.inet6.pps", "50\n51\n49\n");
     // The campaign's order names nft-stateful first: it is the baseline.
-    write(
-        d,
-        "summary.json",
-        r#"{"configs": ["nft-stateful", "forwarding"], "traffics": ["inet4", "inet6"]}"#,
-    );
+    let campaign = "[[traffic]]\nname = \"inet4\"\n[[traffic]]\nname = \"inet6\"\n\
+                    [[config]]\nname = \"nft-stateful\"\n[[config]]\nname = \"forwarding\"\n";
+    let file = pktlab_campaign::file::CampaignFile::parse(campaign).unwrap();
+    let plan = pktlab_campaign::plan::Plan::from_file(&file, 2).unwrap();
+    let summary = pktlab_campaign::summary::CampaignSummary::new(&plan, &[]);
+    write(d, "summary.json", &serde_json::to_string(&summary).unwrap());
     let (code, out, err) = run(&["compare", d.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let blocks: Vec<&str> = out.split("\n\n").collect();
@@ -240,8 +241,15 @@ fn run_file(config: &str, iteration: usize, fwd: u64, lost: u64, drops: &str) ->
     let header = format!(
         r#"{{"type":"run","campaign":"bench","config":"{config}","config_text":"","cpu_model":"Test CPU","cpus":2,"interrupts":"veth has no interrupts","iteration":{iteration},"kernel":"6.1.0","lab":"built-in lab pktlab","pktlab_version":"0.1.0","settings":{{"duration":3.0,"interval":1.0,"trim_head":1,"trim_tail":1}},"started_at":{iteration},"traffic":"inet4","traffic_profile":{{"dst":"198.18.1.1:2000","name":"inet4","rate_pps":null,"sizes":"64","src":"198.18.0.1","threads":1}},"virtual_lab":true}}"#
     );
+    // The generator's and the receiver's summaries, as a run file holds
+    // them (3 s at 1000 pps).
+    let tx = r#"{"backend":"afpacket","packets":3000,"bytes":0,"seconds":3.0,"pps":1000.0,"l2_bps":0.0,"l1_bps":0.0,"tx_errors":0,"interrupted":false,"threads":[],"iface":null}"#;
+    let rx = format!(
+        r#"{{"backend":"afpacket","packets":{},"bytes":0,"seconds":3.0,"pps":0.0,"l2_bps":0.0,"l1_bps":0.0,"flows":2000,"streams":2000,"lost":{lost},"out_of_order":0,"duplicates":0,"foreign":0,"untracked":0,"ring_drops":0,"bad_stamps":0,"latency_ns":null,"interrupted":false,"threads":[],"iface":null}}"#,
+        3000 - lost.min(3000)
+    );
     let result = format!(
-        r#"{{"type":"result","forwarded_pps":{fwd},"offered_pps":1000,"lost":{lost},"loss_ratio":0.0,"rx_samples":[],"tx_samples":[],"drops":{drops}}}"#
+        r#"{{"type":"result","forwarded_pps":{fwd},"offered_pps":1000,"lost":{lost},"loss_ratio":0.0,"rx_samples":[],"tx_samples":[],"tx":{tx},"rx":{rx},"drops":{drops}}}"#
     );
     format!("{header}\n{result}\n")
 }

@@ -225,9 +225,13 @@ fn blackhole_and_unresolvable_next_hop_are_attributed_in_text() {
     let before = lab.refused();
     let received = send_through(&lab);
     let refused = lab.refused().since(&before);
-    // ARP gives up after 3 solicitations a second apart; then the queued
-    // frames are dropped.
-    std::thread::sleep(Duration::from_secs(5));
+    // ARP gives up after 3 solicitations a second apart: the neighbour
+    // turns FAILED and its queued frames are dropped then.
+    wait_until(
+        "198.19.0.250's neighbour entry in the DUT to fail",
+        Duration::from_secs(20),
+        || common::sh(&format!("ip -n {dut} neigh show 198.19.0.250 dev d1")).contains("FAILED"),
+    );
     let text = tracer.stop();
     assert_eq!(received + refused.total(), 9800, "{refused:?}");
     let summary: Vec<&str> = text
@@ -409,16 +413,29 @@ fn without_permission_for_bpf_it_says_so_in_one_line() {
     assert_eq!(r.stdout, "");
 }
 
+/// Polls `done` every 20 ms until it holds; fails after `limit`, saying
+/// what it waited for.
+fn wait_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + limit;
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no {what} within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Sends the 10000 frames with `pktlab drops --json --netns <dut>`
-/// running, waits `settle` for late drops, and returns (frames lost: sent
-/// minus test frames received, the lab's backlog refusals meanwhile, the
-/// summary).
-fn lost_and_traced(lab: &Lab, settle: Duration) -> (u64, common::Refused, Value) {
+/// running, waits until `settled` holds (late drops done), and returns
+/// (frames lost: sent minus test frames received, the lab's backlog
+/// refusals meanwhile, the summary).
+fn lost_and_traced(lab: &Lab, settled: impl FnMut() -> bool) -> (u64, common::Refused, Value) {
     let tracer = Tracer::start(&["--json", "--netns", &lab.ns("dut")]);
     let before = lab.refused();
     let received = send_through(lab);
     let refused = lab.refused().since(&before);
-    std::thread::sleep(settle);
+    wait_until("end of the late drops", Duration::from_secs(20), settled);
     (10_000 - received, refused, tracer.summary())
 }
 
@@ -438,7 +455,7 @@ fn an_nft_policer_is_attributed_in_full() {
            }\n\
          }\n",
     );
-    let (lost, refused, s) = lost_and_traced(&lab, Duration::ZERO);
+    let (lost, refused, s) = lost_and_traced(&lab, || true);
     // 10000 frames at 20 kpps take at least 0.5 s, of which the policer
     // lets through about 2000/s plus the burst: most are dropped.
     assert!((4000..=9500).contains(&lost), "{lost}");
@@ -469,8 +486,12 @@ fn an_egress_qdisc_drop_is_attributed_in_full() {
         "ip netns exec {} tc qdisc add dev d1 root tbf rate 1mbit burst 1600 limit 3000",
         lab.ns("dut")
     ));
-    // The queue drains in well under a second after the last frame.
-    let (lost, refused, s) = lost_and_traced(&lab, Duration::from_secs(1));
+    // The queue's frames are sent or dropped once it is empty.
+    let dut = lab.ns("dut");
+    let (lost, refused, s) = lost_and_traced(&lab, || {
+        common::sh(&format!("ip netns exec {dut} tc -s qdisc show dev d1 root"))
+            .contains("backlog 0b 0p")
+    });
     assert!((5000..=9900).contains(&lost), "{lost}");
     let (p, backlog) = without_backlog(&s);
     assert!(backlog <= refused.dut, "{refused:?} {s}");

@@ -8,7 +8,7 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use common::{counts, ok_in, summary, u, Receiver, VethNs};
@@ -80,6 +80,8 @@ fn ipv6_frame(dst: [u8; 6], stream: u32, seq: u32) -> Vec<u8> {
 #[derive(Default)]
 struct Garbage {
     frames: Vec<Vec<u8>>,
+    /// How many of the frames before each one are foreign.
+    foreign_before: Vec<u64>,
     foreign: u64,
     untracked: u64,
     /// Hostile streams below MAX_STREAMS, one frame each (or in order).
@@ -90,6 +92,12 @@ struct Garbage {
 impl Garbage {
     fn push(&mut self, f: Vec<u8>) {
         self.frames.push(f);
+        self.foreign_before.push(self.foreign);
+    }
+
+    /// How many of the first `n` frames are foreign.
+    fn foreign_in_first(&self, n: usize) -> u64 {
+        self.foreign_before.get(n).copied().unwrap_or(self.foreign)
     }
 
     fn build(dst: [u8; 6]) -> Garbage {
@@ -198,7 +206,10 @@ fn hostile_frames_beside_test_traffic() {
     let v = VethNs::new();
     let dst = v.mac("vb");
     let garbage = Garbage::build(mac_bytes(&dst));
-    let rx = Receiver::start(&v.ns, &["-i", "vb", "-W", "3", "-t", "100"]);
+    let mut rx = Receiver::start(
+        &v.ns,
+        &["-i", "vb", "-W", "3", "-t", "100", "--interval", "100ms"],
+    );
     // The bound the receiver printed at start.
     assert_eq!(u(&rx.ready, "max_streams"), MAX_STREAMS as u64);
     let bound = u(&rx.ready, "checker_max_bytes");
@@ -208,15 +219,15 @@ fn hostile_frames_beside_test_traffic() {
     assert!(status.starts_with("Name:\tpktlab\n"), "{status}");
     let rss_ready = vm_rss(pid).unwrap();
     let rss_max = AtomicU64::new(rss_ready);
-    let done = AtomicBool::new(false);
     let ns = v.ns.clone();
     let mut injected_per_s = 0.0;
-    let s = std::thread::scope(|s| {
+    let rx_progress = &mut rx;
+    std::thread::scope(|s| {
+        // VmRSS until the receiver exits (an exited process, not yet
+        // reaped, has none): its last state is in the max.
         s.spawn(|| {
-            while !done.load(Ordering::Relaxed) {
-                if let Some(r) = vm_rss(pid) {
-                    rss_max.fetch_max(r, Ordering::Relaxed);
-                }
+            while let Some(r) = vm_rss(pid) {
+                rss_max.fetch_max(r, Ordering::Relaxed);
                 std::thread::sleep(Duration::from_millis(20));
             }
         });
@@ -235,9 +246,14 @@ fn hostile_frames_beside_test_traffic() {
             pktlab_engine::netns::enter(&ns).unwrap();
             let mut tx = AfPacketTx::open("va", &TxRingConfig::default()).unwrap();
             let start = Instant::now();
-            // 32 frames a millisecond at most: the receiver's ring never
-            // overflows, so every frame is accounted for.
-            for chunk in garbage.frames.chunks(32) {
+            // 32 frames at a time, and at most 8 such batches not yet
+            // counted by the receiver (its foreign frames tell how far it
+            // got): at most 256 in the kernel's backlog (1000) and the
+            // receiver's ring, so every frame is accounted for.
+            for (i, chunk) in garbage.frames.chunks(32).enumerate() {
+                let settled = garbage.foreign_in_first(i.saturating_sub(8) * 32);
+                rx_progress
+                    .wait_counted("the hostile frames", WAIT, |_, foreign| foreign >= settled);
                 let mut next = 0;
                 while next < chunk.len() {
                     next += tx
@@ -249,17 +265,13 @@ fn hostile_frames_beside_test_traffic() {
                         .unwrap();
                 }
                 tx.flush().unwrap();
-                std::thread::sleep(Duration::from_millis(1));
             }
             garbage.frames.len() as f64 / start.elapsed().as_secs_f64()
         });
         injected_per_s = injector.join().unwrap();
         sender.join().unwrap();
-        let (_, summary) = rx.wait(WAIT);
-        // Sampled until the receiver exited: its last state is in the max.
-        done.store(true, Ordering::Relaxed);
-        summary
     });
+    let (_, s) = rx.wait(WAIT);
     let rss_max = rss_max.load(Ordering::Relaxed);
     let grown = rss_max.saturating_sub(rss_ready);
     eprintln!(

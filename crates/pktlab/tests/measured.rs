@@ -173,6 +173,37 @@ fn lost_frames_are_counted_in_the_text() {
     );
 }
 
+/// A capture whose clock stepped back: its last record is stamped before
+/// its first. The run's span is from the earliest stamp to the latest, in
+/// whatever order they come: records at T0 + 1, 2 and 3 ms, then T0, span
+/// 3 ms, so 4 frames in 0.003 s are 1333.33 pps (by hand), never 0 s or a
+/// wrapped subtraction's 584 years.
+#[test]
+fn a_capture_stamped_backwards_spans_its_earliest_to_its_latest_stamp() {
+    let recs: Vec<Rec> = [1_000_000u64, 2_000_000, 3_000_000, 0]
+        .iter()
+        .enumerate()
+        .map(|(i, &at)| Rec {
+            cap_ns: T0 + at,
+            stream: 0,
+            seq: i as u32,
+            ts40: (T0 + at - 5000) % TS40,
+        })
+        .collect();
+    let (s, text) = replay("backwards", &recs);
+    assert_eq!(common::counts(&s), (4, 1, 0, 0, 0, 0), "{s}");
+    let seconds = s["seconds"].as_f64().unwrap();
+    assert!((seconds - 0.003).abs() < 1e-12, "{s}");
+    let pps = s["pps"].as_f64().unwrap();
+    assert!((pps - 4.0 / 0.003).abs() < 1e-6, "{s}");
+    assert_eq!(
+        line(&text, "Received "),
+        "Received 4 packets, 64.00 bytes on average, in 0.00 seconds."
+    );
+    // Every frame 5 us after its own stamp, the backwards one included.
+    assert_eq!(u(&s["latency_ns"], "count"), 4, "{s}");
+}
+
 /// Number before `unit` in a pkt-gen rate such as `8.08 Mpps`, in units.
 fn rate_value(text: &str, unit: &str) -> f64 {
     let at = text
@@ -224,28 +255,60 @@ fn recv_text_states_the_json_numbers() {
     assert!((f("l2_bps") - 8000.0 * 512.0 / 0.007999).abs() < 1.0, "{s}");
 }
 
-/// `gen --io null -R 2kpps -t 3`: the achieved rate is within 10 % below
-/// and 2 % above the request. At 2 kpps the pacer sleeps between frames
-/// (the next one is 500 us away), and a thread waking from sleep gets a
-/// CPU quickly even on a busy 2-CPU machine; it catches up after a stall
-/// of up to a batch plus a millisecond's frames (66 frames, 33 ms). Above
-/// 2 % would be more than one batch ahead of the clock.
+/// `gen --io null -R 2kpps -t 3 --batch 4096`: what was sent keeps to
+/// the requested rate from both sides, tightly enough that a pacer 2 %
+/// fast or 2 % slow fails, on a quiet machine or a busy one. A batch of
+/// 4096 lets the pacer keep 4098 frames (2 s) of debt, so a thread that
+/// the machine stalls catches up afterwards: the count follows the clock.
+/// Above: no frame goes before it is due, so the count is at most 2000 x
+/// the run's seconds. Below: the interval lines (every 100 ms) count what
+/// was sent by each one's time; at the best of those after the first
+/// second, at least 99 % of what was due (a pacer 2 % slow sends at most
+/// 98 %, plus a frame, by every one of them).
 #[test]
 fn pacer_meets_the_requested_rate_from_both_sides() {
-    let json = pktlab(&["gen", "--io", "null", "-R", "2kpps", "-t", "3", "--json"]);
+    let json = pktlab(&[
+        "gen",
+        "--io",
+        "null",
+        "-R",
+        "2kpps",
+        "-t",
+        "3",
+        "--batch",
+        "4096",
+        "--interval",
+        "100ms",
+        "--json",
+    ]);
     assert_eq!(json.code, 0, "{}", json.stderr);
     let s = summary(&json.stdout);
     let (packets, seconds) = (u(&s, "packets") as f64, s["seconds"].as_f64().unwrap());
     let pps = s["pps"].as_f64().unwrap();
-    assert!((2.9..3.2).contains(&seconds), "{seconds} s");
+    assert!((3.0..3.2).contains(&seconds), "{seconds} s");
     assert!((pps - packets / seconds).abs() < 1.0, "{s}");
     assert!(
-        (0.9 * 2_000.0..=1.02 * 2_000.0).contains(&pps),
-        "{pps} pps for 2 kpps requested"
+        packets <= 2_000.0 * seconds + 1.0,
+        "{packets} packets in {seconds} s at 2 kpps: ahead of the clock"
     );
+    let mut sent = 0u64;
+    let mut best: f64 = 0.0;
+    for line in json.stdout.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        if v["type"] != "interval" {
+            continue;
+        }
+        sent += u(&v, "packets");
+        let elapsed = v["elapsed"].as_f64().unwrap();
+        if elapsed >= 1.0 {
+            best = best.max(sent as f64 / (2_000.0 * elapsed));
+        }
+    }
+    assert_eq!(sent as f64, packets, "the intervals add up to the total");
     assert!(
-        (0.9 * 6_000.0..=1.02 * 6_000.0).contains(&packets),
-        "{packets} packets in 3 s at 2 kpps"
+        best >= 0.99,
+        "at best {best:.4} of the frames due by an interval's end were sent:\n{}",
+        json.stdout
     );
 }
 
@@ -267,8 +330,10 @@ fn gen_text_states_its_numbers() {
         .unwrap_or_else(|| panic!("{sent}"))
         .parse()
         .unwrap();
-    // 4000 frames at 2 kpps: 2 s, within the pacer's band.
-    assert!((1.96..=2.23).contains(&secs), "{sent}");
+    // 4000 frames at 2 kpps: the last is due at 2 s and never goes
+    // earlier (a pacer 2 % fast takes 1.96 s); a busy machine may take a
+    // little longer.
+    assert!((2.0..=2.23).contains(&secs), "{sent}");
     let speed = line(&text, "Speed:");
     let pps = rate_value(speed, "pps");
     // The summary's rate is its count over its time (to the 2 decimals of
@@ -287,7 +352,7 @@ fn gen_text_states_its_numbers() {
         .unwrap_or_else(|| panic!("{req}"))
         .parse()
         .unwrap();
-    assert!((90.0..=102.0).contains(&pct), "{req}");
+    assert!((90.0..=100.0).contains(&pct), "{req}");
     assert!((pct - pps / 20.0).abs() < 0.6, "{req} vs {speed}");
     // The interval lines add up to the total.
     let total: u64 = text

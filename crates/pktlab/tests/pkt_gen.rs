@@ -90,6 +90,8 @@ fn run(program: &Path, ns: Option<&str>, args: &[&str]) -> Done {
 struct Background {
     child: Child,
     stderr: Arc<Mutex<Vec<String>>>,
+    /// The thread collecting stderr: it ends at the pipe's end of file.
+    reader: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Background {
@@ -105,13 +107,17 @@ impl Background {
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let lines = stderr.clone();
         let pipe = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             for line in BufReader::new(pipe).lines() {
                 let Ok(line) = line else { break };
                 lines.lock().unwrap().push(line);
             }
         });
-        Background { child, stderr }
+        Background {
+            child,
+            stderr,
+            reader: Some(reader),
+        }
     }
 
     fn pid(&self) -> u32 {
@@ -129,6 +135,33 @@ impl Background {
                 );
             }
             assert!(Instant::now() < deadline, "no '{text}' within {limit:?}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Waits (at most `limit`) until the interval lines (main_thread's,
+    /// in units) add up to `packets` frames.
+    fn wait_for_packets(&mut self, packets: u64, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        let line = re(MAIN_THREAD_UNITS);
+        loop {
+            let counted: f64 = self
+                .stderr
+                .lock()
+                .unwrap()
+                .iter()
+                .filter_map(|l| line.captures(l))
+                .map(|c| c[3].parse::<f64>().unwrap() * scale(&c[4]))
+                .sum();
+            // Three decimals of K below a million: the counts are exact.
+            if counted.round() as u64 >= packets {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the interval lines counted {counted} of {packets} frames within {limit:?}: {:?}",
+                self.stderr.lock().unwrap()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -154,8 +187,8 @@ impl Background {
             .unwrap()
             .read_to_string(&mut stdout)
             .unwrap();
-        // Let the reader thread drain the pipe.
-        std::thread::sleep(Duration::from_millis(100));
+        // The reader has every line once it met the pipe's end.
+        self.reader.take().unwrap().join().unwrap();
         let stderr = self.stderr.lock().unwrap().clone();
         (status, stdout, stderr)
     }
@@ -488,7 +521,8 @@ fn ctrl_c_prints_the_summary() {
         ],
     );
     assert_eq!(tx.code, Some(0), "{}", tx.stderr);
-    std::thread::sleep(Duration::from_millis(300));
+    // Every frame counted before the Ctrl-C, so that the summary has all.
+    rx.wait_for_packets(5000, Duration::from_secs(20));
     sh(&format!("kill -INT {}", rx.pid()));
     let (status, out, err) = rx.finish(Duration::from_secs(20));
     assert_eq!(status.code(), Some(0), "{err:?}");

@@ -196,20 +196,22 @@ fn a_real_campaign_and_its_page_in_a_browser() {
     assert!(seconds.lines().count() > 4 * 3, "{seconds}");
     assert!(!dir.join("csv/trials.csv").exists());
 
-    // With the RFC 2544 files of the other command (hand-written here).
-    for f in ["rfc2544.json", "trials.jsonl"] {
-        std::fs::copy(Path::new(RFC_FIXTURES).join(f), dir.join(f)).unwrap();
+    // The page of an rfc2544 folder (its files written by hand in their
+    // format, beside this campaign's own), in a browser too.
+    let rfc = tmp.path().join("rfc");
+    std::fs::create_dir(&rfc).unwrap();
+    for f in ["campaign.toml", "env.json"] {
+        std::fs::copy(dir.join(f), rfc.join(f)).unwrap();
     }
-    let out = tmp.path().join("with-rfc.html");
-    let r = pktlab(&["report", d, "-o", out.to_str().unwrap()]);
+    for f in ["rfc2544-settings.json", "rfc2544.json", "trials.jsonl"] {
+        std::fs::copy(Path::new(RFC_FIXTURES).join(f), rfc.join(f)).unwrap();
+    }
+    let out = tmp.path().join("rfc.html");
+    let r = pktlab(&["report", rfc.to_str().unwrap(), "-o", out.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    assert_eq!(
-        std::fs::read_to_string(&out)
-            .unwrap()
-            .matches("<svg class=\"chart\"")
-            .count(),
-        7 + 4
-    );
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(html.matches("<svg class=\"chart\"").count(), 4);
+    assert!(html.find("<section id=\"rfc2544\"") < html.find("<section id=\"summary\""));
     assert_renders(&out);
 
     // --no-report: no page.
@@ -285,7 +287,6 @@ fn an_interrupted_campaign_still_has_its_page() {
     assert!(text.contains("summary.json is missing"));
     assert!(text.contains("The campaign is incomplete: 0 of 2 runs finished"));
     assert!(text.contains("env.json is missing"));
-    assert!(text.contains("No RFC 2544 data"));
     assert!(r.stderr.contains("note: ") && r.stderr.contains("0 of 2 runs finished"));
     assert_eq!(text.matches("<svg ").count(), 0);
 }

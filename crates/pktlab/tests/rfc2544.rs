@@ -45,6 +45,30 @@ fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
+/// A goal of `rfc2544.json`: its lower bound (the result) lies below its
+/// upper bound, in the loads the search asked for and, where neither's
+/// generator fell short, in what was offered. No upper bound: the
+/// maximum load met the goal, and the lower bound is that load.
+fn assert_bounds_ordered(g: &Value) {
+    let (li, l) = (f(&g["lower_intended_pps"]), f(&g["lower_pps"]));
+    assert!(l > 0.0 && l <= li, "{g}");
+    if g["upper_intended_pps"].is_null() {
+        assert_eq!(g["hit_max"], true, "{g}");
+        return;
+    }
+    let (ui, u) = (f(&g["upper_intended_pps"]), f(&g["upper_pps"]));
+    assert!(
+        li < ui,
+        "lower bound {li} not below the upper bound {ui}: {g}"
+    );
+    if g["generator_limited"] == false {
+        assert!(
+            l < u,
+            "offered at the lower bound {l}, not below the upper {u}: {g}"
+        );
+    }
+}
+
 /// What the policer lets through in a 1 s trial at 8 kpps, from a
 /// fixed-rate `pktlab bench` run.
 fn allowed_pps(lab: &Lab, tmp: &Path) -> f64 {
@@ -101,6 +125,10 @@ fn the_search_finds_the_policer_rate() {
         "throughput,frame-loss",
     ]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    // A search's folder holds its searches: no run file, no trial file of
+    // its own, no .pps.
+    assert!(!out.join("runs").exists() && !out.join("trials").exists());
+    assert!(!out.join("police.inet4.pps").exists());
     let allowed = allowed_pps(&lab, tmp.path());
     // 3000 + 300 in a second, give or take the trial's exact length.
     assert!((3000.0..3600.0).contains(&allowed), "{allowed}");
@@ -125,6 +153,7 @@ fn the_search_finds_the_policer_rate() {
     // found within its 2 % width, and 2 % more for the jitter of 1 s trials
     // (the fixed-rate run's count itself varies by about 1 % on a busy host).
     for (g, threshold) in goals.iter().zip([allowed, allowed / 0.99]) {
+        assert_bounds_ordered(g);
         let (li, ui) = (f(&g["lower_intended_pps"]), f(&g["upper_intended_pps"]));
         assert!((ui - li) / ui <= 0.02 + 1e-9, "[{li}, {ui}]");
         // What was offered: at most what was asked for, and within the
@@ -348,6 +377,7 @@ fn ctrl_c_then_resume_repeats_no_trial() {
         Some(all.len() as u64)
     );
     assert_eq!(report["throughput"][0]["goals"][0]["complete"], true);
+    assert_bounds_ordered(&report["throughput"][0]["goals"][0]);
 }
 
 #[test]
@@ -445,6 +475,13 @@ fn latency_and_back_to_back_on_two_policers() {
         serde_json::from_str(&std::fs::read_to_string(out.join("rfc2544.json")).unwrap()).unwrap();
     let throughput = report["throughput"].as_array().unwrap();
     assert_eq!(throughput.len(), 2);
+    for t in throughput {
+        t["goals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .for_each(assert_bounds_ordered);
+    }
     let lower = |config: &str, goal: usize| {
         let t = throughput.iter().find(|t| t["config"] == config).unwrap();
         f(&t["goals"][goal]["lower_pps"])
@@ -638,6 +675,7 @@ fn a_generator_below_the_maximum_load_is_no_dut_throughput() {
         (Some("9018"), &Value::Bool(true))
     );
     let g = &t["goals"][0];
+    assert_bounds_ordered(g);
     let lower = f(&g["lower_pps"]);
     // What the generator offered, never the 20 Mpps asked for: 9018-byte
     // frames at 20 Mpps would be 1.4 Tb/s.
@@ -781,6 +819,16 @@ fn ctrl_c_in_back_to_back_then_resume_repeats_no_burst() {
     assert_eq!(
         (lat[0]["load_fraction"].as_f64(), lat[0]["trials"].as_u64()),
         (Some(0.5), Some(1))
+    );
+    // Latency at half the NDR: the search's lower bound, never its upper.
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("rfc2544.json")).unwrap()).unwrap();
+    let ndr = &report["throughput"][0]["goals"][0];
+    assert_bounds_ordered(ndr);
+    assert!(
+        (f(&lat[0]["load_pps"]) - 0.5 * f(&ndr["lower_pps"])).abs() < 1e-6,
+        "{} vs {ndr}",
+        lat[0]
     );
     assert_eq!(b2b[0]["trials"].as_u64(), Some(2));
     // The policer's burst of 300 at 3000/s against 50 kpps: 319 frames.

@@ -146,7 +146,19 @@ fn a_receiver_and_a_generator_job_count_the_same_frames() {
     assert!((2..=6).contains(&intervals), "{intervals}");
     assert_eq!(tx.exit().0, 0);
 
-    std::thread::sleep(Duration::from_millis(300));
+    // The receiver's intervals (every 0.25 s) count every frame sent
+    // before it is stopped, so that the summary has them all.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut counted = 0;
+    while counted < packets {
+        let v = rx.next();
+        assert_eq!(v["type"], "rx_interval", "{v}");
+        counted += v["packets"].as_u64().unwrap();
+        assert!(
+            Instant::now() < deadline,
+            "the receiver counted {counted} of {packets} frames within 10 s"
+        );
+    }
     rx.send(&json!({"type": "stop"}));
     let (_, got) = rx.until_summary("rx_summary");
     assert_eq!(got["packets"].as_u64(), Some(packets), "{got}");

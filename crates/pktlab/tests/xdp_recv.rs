@@ -432,18 +432,23 @@ fn planted_loss_reorder_duplicates_and_hostile_frames() {
     assert_eq!(u(&as_, "untracked"), 1);
     // The same frames again into the AF_XDP receiver (it cannot share the
     // interface's XDP hook with the program), in slices of 500 so that
-    // its ring never overflows: the very same counts.
-    let mut args = vec!["-i", "vb", "--io", "afxdp"];
+    // its ring never overflows, each once the receiver has counted the
+    // ones before: the very same counts.
+    let mut args = vec!["-i", "vb", "--io", "afxdp", "--interval", "100ms"];
     args.extend_from_slice(&IDLE);
-    let f = Receiver::start(&v.ns, &args);
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            for slice in sent.chunks(500) {
-                replay(&ns, slice, None);
-                std::thread::sleep(Duration::from_millis(20));
-            }
+    let mut f = Receiver::start(&v.ns, &args);
+    let mut replayed = 0u64;
+    for slice in sent.chunks(500) {
+        std::thread::scope(|s| {
+            s.spawn(|| replay(&ns, slice, None));
         });
-    });
+        replayed += slice.len() as u64;
+        f.wait_counted(
+            "a slice of 500 frames",
+            Duration::from_secs(20),
+            |frames, _| frames >= replayed,
+        );
+    }
     let (_, fs) = f.wait(WAIT);
     assert!(fs["backend"].as_str().unwrap().starts_with("afxdp"), "{fs}");
     assert_eq!(u(&fs, "ring_drops"), 0, "{fs}");

@@ -1,17 +1,18 @@
 //! `pktlab bench` output: what the campaign is, a line per run, then
 //! ministat's comparison of the configurations (and the size sweep).
 
-use pktlab_bench::campaign::runner::CampaignOutcome;
-use pktlab_bench::campaign::Campaign;
-use pktlab_bench::drops::{Drops, Place, Side};
-use pktlab_bench::trial::TrialResult;
+use pktlab_campaign::campaign::Outcome;
+use pktlab_campaign::plan::Plan;
+use pktlab_campaign::records::{RunRecord, RunResult};
+use pktlab_campaign::runs::Runs;
+use pktlab_loss::drops::{Drops, Place, Side};
 use serde_json::{json, Value};
 
 use crate::export::{ministat, sweep};
 use crate::units::rate;
 
 /// What the campaign is about, said before it starts.
-pub fn header(c: &Campaign, lab: &str, dir: &str) -> String {
+pub fn header(c: &Plan, lab: &str, dir: &str) -> String {
     let traffic: Vec<String> = c
         .traffics
         .iter()
@@ -64,7 +65,7 @@ pub fn run_label(index: usize, of: usize, config: &str, traffic: &str, iteration
 }
 
 /// `[3/10] nft-stateful inet4 #2: forwarded 318.57 Kpps, offered 318.58 Kpps, loss 0.000% (0 of 3185800)`.
-pub fn run_line(label: &str, t: &TrialResult, requested_pps: Option<f64>) -> String {
+pub fn run_line(label: &str, t: &RunResult) -> String {
     let mut line = format!(
         "{label}: forwarded {}, offered {}, loss {:.3}% ({} of {})",
         rate(t.forwarded_pps, "pps"),
@@ -73,14 +74,12 @@ pub fn run_line(label: &str, t: &TrialResult, requested_pps: Option<f64>) -> Str
         t.lost,
         t.tx.packets
     );
-    if let Some(r) = requested_pps {
+    if let (Some(r), true) = (t.requested_pps, t.generator_limited()) {
         // A generator that fell short measured itself, not the DUT.
-        if t.offered_pps < r * 0.99 {
-            line += &format!(
-                " (the generator fell short of the requested {})",
-                rate(r, "pps")
-            );
-        }
+        line += &format!(
+            " (the generator fell short of the requested {})",
+            rate(r, "pps")
+        );
     }
     if t.rx.foreign > 0 {
         line += &format!(", {} foreign frames", t.rx.foreign);
@@ -88,20 +87,47 @@ pub fn run_line(label: &str, t: &TrialResult, requested_pps: Option<f64>) -> Str
     line
 }
 
+/// The lines said when a run is done: its figures (and the DUT's backlog
+/// drops, where the loss happened), then where its loss went (and what
+/// its one-way latency across hosts is worth).
+pub fn run_done_lines(label: &str, t: &RunResult) -> [String; 2] {
+    let mut line = run_line(label, t);
+    if let Some(n) = t.dut_backlog_drops.filter(|&n| n > 0) {
+        line += &format!(", DUT backlog drops {n}");
+    }
+    let mut drops = match &t.drops {
+        Some(d) => drops_line(d, t.tx.packets),
+        None => "where the lost frames went was not recorded".into(),
+    };
+    if let (Some(l), Some(note)) = (&t.rx.latency_ns, &t.latency_note) {
+        drops += &format!("\n  latency: median {:.1} µs, {note}", l.p50 as f64 / 1e3);
+    }
+    [line, drops]
+}
+
 /// One JSON line per finished run.
-pub fn run_json(config: &str, traffic: &str, iteration: usize, t: &TrialResult) -> Value {
-    let mut v = serde_json::to_value(t).expect("serialisable");
+pub fn run_json(r: &RunRecord) -> Value {
+    let mut v = serde_json::to_value(&r.result).expect("serialisable");
     v["type"] = json!("run");
-    v["config"] = json!(config);
-    v["traffic"] = json!(traffic);
-    v["iteration"] = json!(iteration);
+    v["config"] = json!(r.header.config);
+    v["traffic"] = json!(r.header.traffic);
+    v["iteration"] = json!(r.header.iteration);
+    v
+}
+
+/// The JSON line of a campaign's end (`--json`): the summary, the folder,
+/// whether Ctrl-C stopped it.
+pub fn closing_json(runs: &Runs, dir: &str, interrupted: bool) -> Value {
+    let mut v = serde_json::to_value(&runs.summary).expect("the summary serialises");
+    v["dir"] = json!(dir);
+    v["interrupted"] = json!(interrupted);
     v
 }
 
 /// The end of a campaign: ministat's comparison per traffic profile, the
 /// size sweep, and where everything is.
-pub fn summary_text(c: &Campaign, o: &CampaignOutcome, dir: &str) -> String {
-    let s = &o.summary;
+pub fn summary_text(c: &Plan, o: &Outcome, runs: &Runs, dir: &str) -> String {
+    let s = &runs.summary;
     let mut out = String::new();
     if o.interrupted {
         out += &format!(
@@ -117,6 +143,10 @@ pub fn summary_text(c: &Campaign, o: &CampaignOutcome, dir: &str) -> String {
     if !s.sweeps.is_empty() {
         out.push('\n');
         out += &sweep::text(&s.sweeps);
+    }
+    if !s.knob_sweeps.is_empty() {
+        out.push('\n');
+        out += &sweep::knob_text(&s.knob_sweeps);
     }
     out += &format!("Results: {dir}\n");
     out
@@ -225,7 +255,7 @@ pub fn drops_line(d: &Drops, sent: u64) -> String {
 #[cfg(test)]
 mod drops_tests {
     use super::*;
-    use pktlab_bench::drops::Place;
+    use pktlab_loss::drops::Place;
 
     fn place(side: Side, location: &str, reason: &str, frames: u64) -> Place {
         Place {

@@ -2,9 +2,9 @@
 //! where a configuration's lost frames went over its runs (`pktlab
 //! compare`, the report).
 
-use pktlab_bench::drops::{LossSum, Place};
 use pktlab_io::droptrace::{NamedDrop, BACKLOG_REASON};
 use pktlab_lab::softnet::SoftnetCpu;
+use pktlab_loss::drops::{LossSum, Place};
 use serde_json::{json, Value};
 
 use crate::bench::{percent, place_text};
@@ -243,7 +243,7 @@ mod tests {
 
     #[test]
     fn a_configurations_loss_over_its_runs() {
-        use pktlab_bench::drops::{Place, Side};
+        use pktlab_loss::drops::{Place, Side};
         let nft = Place {
             side: Side::Dut,
             host: "local".into(),
@@ -322,7 +322,7 @@ mod tests {
 
     #[test]
     fn a_generators_drops_on_this_host() {
-        use pktlab_bench::drops::Side;
+        use pktlab_loss::drops::Side;
         let blackhole = Place {
             side: Side::Dut,
             host: "local".into(),

@@ -1,6 +1,7 @@
 //! `pktlab gen` output.
 
 use pktlab_engine::tx::{TxInterval, TxSummary};
+use pktlab_loss::drops::Place;
 use serde_json::{json, Value};
 
 use crate::units::{self, frame_size, rate};
@@ -53,8 +54,12 @@ pub fn interval_json(iv: &TxInterval) -> Value {
     v
 }
 
+/// What the kernel dropped on this host while sending (`--drop-trace`): by
+/// place, and the events the tracer missed.
+pub type HostDrops = (Vec<Place>, u64);
+
 /// The closing summary, pkt-gen's two lines plus what pktlab knows more.
-pub fn summary_text(s: &TxSummary, info: &GenInfo) -> String {
+pub fn summary_text(s: &TxSummary, info: &GenInfo, dropped: Option<&HostDrops>) -> String {
     let mut out = format!(
         "Sent {} packets, {}, in {:.2} seconds.\n{}\n",
         s.packets,
@@ -81,16 +86,26 @@ pub fn summary_text(s: &TxSummary, info: &GenInfo) -> String {
     if s.interrupted {
         out += "Interrupted: the figures cover the run until Ctrl-C.\n";
     }
+    if let Some((d, _)) = dropped {
+        out += &crate::drops::host_drops_line(d);
+        out += "\n";
+    }
     out
 }
 
-pub fn summary_json(s: &TxSummary, info: &GenInfo) -> Value {
+pub fn summary_json(s: &TxSummary, info: &GenInfo, dropped: Option<&HostDrops>) -> Value {
     let mut v = serde_json::to_value(s).expect("serialisable");
     v["type"] = json!("summary");
     v["flows"] = json!(info.flows);
     v["sizes"] = json!(info.sizes);
     v["requested_pps"] = json!(info.requested_pps);
     v["iface_name"] = json!(info.iface);
+    if let Some((d, missed)) = dropped {
+        v["drops"] = crate::drops::host_drops_json(d);
+        if *missed > 0 {
+            v["drops"]["tracer_missed"] = (*missed).into();
+        }
+    }
     v
 }
 
@@ -146,7 +161,7 @@ mod tests {
     #[test]
     fn summary_by_hand() {
         assert_eq!(
-            summary_text(&summary(), &info(Some(64), None)),
+            summary_text(&summary(), &info(Some(64), None), None),
             "Sent 3000000 packets, 64 bytes each, in 2.00 seconds.\n\
              Speed: 1.50 Mpps Bandwidth: 768.00 Mbps (raw 1.01 Gbps)\n"
         );
@@ -166,7 +181,7 @@ mod tests {
         });
         // 1.5 Mpps of 2 Mpps requested: 75.0 %.
         assert_eq!(
-            summary_text(&s, &info(None, Some(2e6))),
+            summary_text(&s, &info(None, Some(2e6)), None),
             "Sent 3000000 packets, 64.00 bytes on average, in 2.00 seconds.\n\
              Speed: 1.50 Mpps Bandwidth: 768.00 Mbps (raw 1.01 Gbps)\n\
              Requested 2.00 Mpps: achieved 75.0%\n\

@@ -6,13 +6,16 @@
 //! field (`interval`, `summary`, ...), snake_case keys and integer counts.
 
 pub mod bench;
+pub mod campaign;
+pub mod compare;
 pub mod drops;
 pub mod export;
 pub mod gen;
 pub mod html;
 pub mod ifstat;
+pub mod knob;
+pub mod lab;
 pub mod linerate;
-pub mod pktgen;
 pub mod recv;
 pub mod rfc2544;
 pub mod units;

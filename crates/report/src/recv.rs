@@ -2,6 +2,7 @@
 
 use pktlab_engine::rx::{RxInterval, RxSummary, CHECKER_MAX_BYTES};
 use pktlab_engine::seq::MAX_STREAMS;
+use pktlab_loss::drops::Drops;
 use serde_json::{json, Value};
 
 use crate::units::{self, nanos};
@@ -54,7 +55,27 @@ pub fn interval_json(iv: &RxInterval) -> Value {
     v
 }
 
-pub fn summary_text(s: &RxSummary, info: &RecvInfo) -> String {
+/// The closing summary; with the streams to expect (`expected`) when the
+/// generator's ranges are known, and where the loss went (`--drop-trace`)
+/// with the frames sent as the receiver knows them.
+pub fn summary_text(
+    s: &RxSummary,
+    info: &RecvInfo,
+    expected: Option<u64>,
+    loss: Option<&(Drops, u64)>,
+) -> String {
+    let mut text = summary_lines(s, info);
+    if let Some(n) = expected {
+        text += &missing_line(s, n);
+    }
+    if let Some((d, sent)) = loss {
+        text += &crate::bench::drops_line(d, *sent);
+        text += "\n";
+    }
+    text
+}
+
+fn summary_lines(s: &RxSummary, info: &RecvInfo) -> String {
     let avg = if s.packets > 0 {
         format!("{:.2} bytes on average", s.bytes as f64 / s.packets as f64)
     } else {
@@ -146,10 +167,34 @@ pub fn missing_line(s: &RxSummary, expected: u64) -> String {
     }
 }
 
-pub fn summary_json(s: &RxSummary, info: &RecvInfo) -> Value {
+/// The line that lets a script start its generator only once frames are
+/// counted.
+pub fn ready_json(backend: &str, info: &RecvInfo) -> Value {
+    json!({
+        "type": "ready",
+        "backend": backend,
+        "iface": info.iface,
+        "max_streams": pktlab_engine::seq::MAX_STREAMS,
+        "checker_max_bytes": pktlab_engine::rx::CHECKER_MAX_BYTES,
+    })
+}
+
+pub fn summary_json(
+    s: &RxSummary,
+    info: &RecvInfo,
+    expected: Option<u64>,
+    loss: Option<&(Drops, u64)>,
+) -> Value {
     let mut v = serde_json::to_value(s).expect("serialisable");
     v["type"] = json!("summary");
     v["iface_name"] = json!(info.iface);
+    if let Some(n) = expected {
+        v["streams_expected"] = n.into();
+        v["streams_missing"] = streams_missing(s, n).into();
+    }
+    if let Some((d, _)) = loss {
+        v["drops"] = serde_json::to_value(d).expect("serialisable");
+    }
     v
 }
 
@@ -226,9 +271,9 @@ mod tests {
     #[test]
     fn untracked_frames_are_said() {
         let mut s = summary();
-        assert!(!summary_text(&s, &info()).contains("untracked"));
+        assert!(!summary_text(&s, &info(), None, None).contains("untracked"));
         s.untracked = 42;
-        let text = summary_text(&s, &info());
+        let text = summary_text(&s, &info(), None, None);
         assert!(
             text.contains("; 2 foreign frames\nUntracked: 42 test frames of streams beyond the receiver's stream limit, counted but not checked\n"),
             "{text}"
@@ -238,10 +283,10 @@ mod tests {
     #[test]
     fn frames_not_timed_get_a_line_only_when_there_are_some() {
         let mut s = summary();
-        assert!(!summary_text(&s, &info()).contains("Not timed"));
+        assert!(!summary_text(&s, &info(), None, None).contains("Not timed"));
         s.bad_stamps = 7;
         assert_eq!(
-            summary_text(&s, &RecvInfo { iface: None, threads: 1 }),
+            summary_text(&s, &RecvInfo { iface: None, threads: 1 }, None, None),
             "Received 10000 packets, 64.00 bytes on average, in 0.50 seconds.\n\
              Speed: 20.00 Kpps Bandwidth: 10.24 Mbps (raw 13.44 Mbps)\n\
              Test traffic: 2000 flows in 2000 streams, 4000 lost, 3 out of order, 0 duplicates; 2 foreign frames\n\
@@ -265,14 +310,14 @@ mod tests {
     #[test]
     fn lost_and_duplicates_each_in_their_place() {
         assert_eq!(
-            summary_text(&summary(), &RecvInfo { iface: None, threads: 1 }),
+            summary_text(&summary(), &RecvInfo { iface: None, threads: 1 }, None, None),
             "Received 10000 packets, 64.00 bytes on average, in 0.50 seconds.\n\
              Speed: 20.00 Kpps Bandwidth: 10.24 Mbps (raw 13.44 Mbps)\n\
              Test traffic: 2000 flows in 2000 streams, 4000 lost, 3 out of order, 0 duplicates; 2 foreign frames\n"
         );
         let mut s = summary();
         (s.lost, s.duplicates) = (0, 17);
-        assert!(summary_text(&s, &info())
+        assert!(summary_text(&s, &info(), None, None)
             .contains(", 0 lost, 3 out of order, 17 duplicates; 2 foreign frames\n"));
     }
 
@@ -281,13 +326,13 @@ mod tests {
         let mut s = summary();
         s.untracked = 300;
         assert_eq!(
-            summary_text(&s, &RecvInfo { iface: None, threads: 1 }),
+            summary_text(&s, &RecvInfo { iface: None, threads: 1 }, None, None),
             "Received 10000 packets, 64.00 bytes on average, in 0.50 seconds.\n\
              Speed: 20.00 Kpps Bandwidth: 10.24 Mbps (raw 13.44 Mbps)\n\
              Test traffic: 2000 flows in 2000 streams, 4000 lost, 3 out of order, 0 duplicates; 2 foreign frames\n\
              Untracked: 300 test frames of streams beyond the receiver's stream limit, counted but not checked\n"
         );
-        assert!(!summary_text(&summary(), &info()).contains("Untracked"));
+        assert!(!summary_text(&summary(), &info(), None, None).contains("Untracked"));
     }
 
     #[test]
@@ -315,7 +360,7 @@ mod tests {
         s.ring_drops = 5;
         s.interrupted = true;
         assert_eq!(
-            summary_text(&s, &info()),
+            summary_text(&s, &info(), None, None),
             "Received 10000 packets, 64.00 bytes on average, in 0.50 seconds.\n\
              Speed: 20.00 Kpps Bandwidth: 10.24 Mbps (raw 13.44 Mbps)\n\
              Test traffic: 2000 flows in 2000 streams, 4000 lost, 3 out of order, 0 duplicates; 2 foreign frames\n\
@@ -329,7 +374,7 @@ mod tests {
             l.count = 625;
             l.one_in = Some(16);
         }
-        assert!(summary_text(&timed, &info()).contains(
+        assert!(summary_text(&timed, &info(), None, None).contains(
             "\nLatency (1 test frame in 16 timed per CPU: 625): min 850 ns avg 12.3 us p50 10.0 us p99 1.25 ms p99.9 2.000 s max 2.500 s\n"
         ));
         let json = serde_json::to_value(&timed).unwrap();
@@ -340,14 +385,14 @@ mod tests {
         // Without the interface, ring drops still show.
         let mut s = summary();
         s.ring_drops = 5;
-        assert!(summary_text(&s, &info()).ends_with("Socket ring drops: 5\n"));
+        assert!(summary_text(&s, &info(), None, None).ends_with("Socket ring drops: 5\n"));
     }
 
     #[test]
     fn nothing_received() {
         let mut s = summary();
         (s.packets, s.bytes, s.seconds, s.pps, s.l2_bps, s.l1_bps) = (0, 0, 0.0, 0.0, 0.0, 0.0);
-        assert!(summary_text(&s, &info())
+        assert!(summary_text(&s, &info(), None, None)
             .starts_with("Received 0 packets, no bytes, in 0.00 seconds.\nSpeed: 0.00 pps Bandwidth: 0.00 bps (raw 0.00 bps)\n"));
     }
 

@@ -1,13 +1,17 @@
 //! `pktlab rfc2544`'s text: each search's bounds per goal, and the
 //! configurations compared over repeated searches.
 
-use pktlab_bench::mlr::back_to_back::BackToBack;
-use pktlab_bench::mlr::latency::LatencyResult;
-use pktlab_bench::mlr::summary::{Comparison, FrameLoss, GoalBounds, Report, Throughput};
+use pktlab_search::mlr::back_to_back::BackToBack;
+use pktlab_search::mlr::latency::LatencyResult;
+use pktlab_search::mlr::record::TRIALS_FILE;
+use pktlab_search::mlr::summary::{
+    Comparison, FrameLoss, GoalBounds, Report, Throughput, REPORT_FILE,
+};
 use pktlab_wire::rate;
 use pktlab_wire::size::SizeMix;
+use serde_json::Value;
 
-use pktlab_bench::drops::Drops;
+use pktlab_loss::drops::Drops;
 
 use crate::bench::drops_line;
 use crate::linerate::{bits, grouped};
@@ -20,14 +24,22 @@ pub fn percent(ratio: f64) -> String {
     format!("{text} %")
 }
 
-/// `NDR` for a zero-loss goal, `PDR 0.5 %` otherwise, with its exceed ratio.
-pub fn goal_name(g: &GoalBounds) -> String {
-    let name = if g.loss_ratio == 0.0 {
+/// `NDR` for a zero-loss goal, `PDR 0.5 %` otherwise.
+pub fn short_goal_name(g: &GoalBounds) -> String {
+    if g.loss_ratio == 0.0 {
         "NDR".to_string()
     } else {
         format!("PDR {}", percent(g.loss_ratio))
-    };
-    format!("{name} (exceed {})", percent(g.exceed_ratio))
+    }
+}
+
+/// `NDR (exceed 50 %)`: the goal's name with its exceed ratio.
+pub fn goal_name(g: &GoalBounds) -> String {
+    format!(
+        "{} (exceed {})",
+        short_goal_name(g),
+        percent(g.exceed_ratio)
+    )
 }
 
 /// The result of one goal in words: `19,950 pps`, `at least 60,000 pps
@@ -255,6 +267,67 @@ pub fn back_to_back_text(b: &BackToBack) -> String {
     out
 }
 
+/// The JSON lines of a campaign's end (`--json`): each frame loss,
+/// latency, back-to-back and comparison result, then the summary.
+pub fn closing_json(r: &Report, dir: &str, trials: usize, interrupted: bool) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut typed = |kind: &str, v: serde_json::Result<Value>| {
+        let mut v = v.expect("results serialise");
+        v["type"] = kind.into();
+        out.push(v);
+    };
+    for f in &r.frame_loss {
+        typed("frame_loss", serde_json::to_value(f));
+    }
+    for l in &r.latency {
+        typed("latency", serde_json::to_value(l));
+    }
+    for b in &r.back_to_back {
+        typed("back_to_back", serde_json::to_value(b));
+    }
+    for c in &r.comparisons {
+        typed("comparison", serde_json::to_value(c));
+    }
+    out.push(serde_json::json!({
+        "type": "summary",
+        "dir": dir,
+        "searches": r.throughput.len(),
+        "trials": trials,
+        "interrupted": interrupted,
+    }));
+    out
+}
+
+/// A search's throughput as a JSON line (`--json`).
+pub fn throughput_json(t: &Throughput) -> Value {
+    let mut v = serde_json::to_value(t).expect("results serialise");
+    v["type"] = "throughput".into();
+    v
+}
+
+/// The text of a campaign's end: every result, where the files are, and
+/// how to go on when it was interrupted.
+pub fn closing_text(
+    r: &Report,
+    link_bps: Option<f64>,
+    dir: &str,
+    trials: usize,
+    interrupted: bool,
+) -> String {
+    let mut out = format!(
+        "Results ({} searches, {trials} trials):\n",
+        r.throughput.len()
+    );
+    out += &report_text(r, link_bps);
+    out += &format!("Trials in {dir}/{TRIALS_FILE}, results in {dir}/{REPORT_FILE}.\n");
+    if interrupted {
+        out += &format!(
+            "Interrupted: every finished trial is kept; pktlab rfc2544 --resume {dir} goes on.\n"
+        );
+    }
+    out
+}
+
 /// The whole report.
 pub fn report_text(r: &Report, link_bps: Option<f64>) -> String {
     let mut out = String::new();
@@ -270,6 +343,10 @@ pub fn report_text(r: &Report, link_bps: Option<f64>) -> String {
     }
     for c in &r.comparisons {
         out.push_str(&comparison_text(c));
+        out.push('\n');
+    }
+    for t in &r.knob_sweeps {
+        out.push_str(&crate::export::sweep::search_table(t));
         out.push('\n');
     }
     out
@@ -332,7 +409,7 @@ mod tests {
 
     #[test]
     fn a_trials_drops_line() {
-        use pktlab_bench::drops::{Place, Side};
+        use pktlab_loss::drops::{Place, Side};
         let place = |side, reason: &str, location: &str, frames| Place {
             side,
             host: "local".into(),

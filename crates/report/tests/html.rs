@@ -1,16 +1,18 @@
 //! The HTML report of a small results folder built here from known values:
 //! the page against its golden file, every table number against the one
 //! worked out by hand, the charts' axes and labels, escaping, no network
-//! address, a partial folder, the RFC 2544 section from hand-written files,
-//! and the tidy CSVs.
+//! address, a partial folder, the page of an rfc2544 folder from files
+//! written by hand in its format, and the tidy CSVs.
 
 use std::path::{Path, PathBuf};
 
-use pktlab_bench::campaign::file::CampaignFile;
-use pktlab_bench::campaign::results::{ResultsDir, CAMPAIGN_FILE, RUNS_DIR};
-use pktlab_bench::campaign::runner::write_aggregates;
-use pktlab_bench::campaign::Campaign;
-use pktlab_report::export::{exporters_with_report, tidy};
+use pktlab_campaign::file::CampaignFile;
+use pktlab_campaign::folder::{ResultsDir, CAMPAIGN_FILE, RUNS_DIR};
+use pktlab_campaign::plan::Plan;
+use pktlab_campaign::records::EnvRecord;
+use pktlab_campaign::runs::Runs;
+use pktlab_campaign::sink::{Finished, Stage};
+use pktlab_report::export::{runs_exporters, tidy};
 use pktlab_report::html::{self, Folder};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/html");
@@ -58,8 +60,14 @@ fn run_file(config: &str, iteration: usize, started_at: u64, v: f64) -> String {
     let sent: f64 = TX.iter().sum();
     let got: f64 = r.iter().sum();
     let lost = sent - got;
+    let tx = format!(
+        r#"{{"backend":"afpacket","packets":{sent},"bytes":0,"seconds":5.0,"pps":820.0,"l2_bps":0.0,"l1_bps":0.0,"tx_errors":0,"interrupted":false,"threads":[],"iface":null}}"#
+    );
+    let rx = format!(
+        r#"{{"backend":"afpacket","packets":{got},"bytes":0,"seconds":5.0,"pps":0.0,"l2_bps":0.0,"l1_bps":0.0,"flows":2000,"streams":2000,"lost":{lost},"out_of_order":0,"duplicates":0,"foreign":0,"untracked":0,"ring_drops":0,"bad_stamps":0,"latency_ns":null,"interrupted":false,"threads":[],"iface":null}}"#
+    );
     text += &format!(
-        r#"{{"type":"result","forwarded_pps":{v:.1},"offered_pps":1100.0,"lost":{lost},"loss_ratio":{},"requested_pps":null,"finished_at":{},"rx_samples":[{}],"tx_samples":[{}],"rx":{{}},"tx":{{}},"lab_counters":[]}}"#,
+        r#"{{"type":"result","forwarded_pps":{v:.1},"offered_pps":1100.0,"lost":{lost},"loss_ratio":{},"requested_pps":null,"finished_at":{},"rx_samples":[{}],"tx_samples":[{}],"rx":{rx},"tx":{tx},"lab_counters":[]}}"#,
         lost / sent,
         started_at + 6,
         r.map(|x| format!("{x:.1}")).join(","),
@@ -76,6 +84,7 @@ const ENV: &str = r##"{"configs":[],"created_at":1700000000,"dut_uname":null,"ho
 fn build(root: &Path, skip: &[(&str, usize)]) -> PathBuf {
     let path = root.join("small");
     let dir = ResultsDir::create(&path).unwrap();
+    dir.make_runs_dir().unwrap();
     std::fs::write(path.join(CAMPAIGN_FILE), CAMPAIGN).unwrap();
     std::fs::write(path.join("env.json"), ENV).unwrap();
     for i in 1..=3usize {
@@ -96,8 +105,43 @@ fn build(root: &Path, skip: &[(&str, usize)]) -> PathBuf {
             .unwrap();
         }
     }
-    let campaign = Campaign::from_file(&CampaignFile::parse(CAMPAIGN).unwrap(), 2).unwrap();
-    write_aggregates(&campaign, &dir, &exporters_with_report(true)).unwrap();
+    export(&dir, CAMPAIGN);
+    path
+}
+
+/// What a fixed-rate campaign of `campaign` writes from the runs of `dir`:
+/// its own files, then its exporters'.
+fn export(dir: &ResultsDir, campaign: &str) {
+    let plan = Plan::from_file(&CampaignFile::parse(campaign).unwrap(), 2).unwrap();
+    let runs = Runs::read(&plan, dir).unwrap();
+    runs.write_summaries(dir).unwrap();
+    let env: EnvRecord = serde_json::from_str(ENV).unwrap();
+    let finished = Finished {
+        plan: &plan,
+        env: &env,
+        folder: dir,
+        results: &runs,
+        stage: Stage::End,
+    };
+    for e in runs_exporters(true) {
+        e.take(&finished).unwrap();
+    }
+}
+
+/// The folder of an rfc2544 campaign: its settings, trials and results as
+/// `pktlab rfc2544` writes them, from `fixtures/html/`.
+fn build_search(root: &Path) -> PathBuf {
+    let path = root.join("rfc");
+    ResultsDir::create(&path).unwrap();
+    std::fs::write(
+        path.join(CAMPAIGN_FILE),
+        "name = \"rfc\"\n[lab]\nprefix = \"t\"\n[run]\niterations = 1\n[[traffic]]\nname = \"inet4\"\nsizes = [64, 1518]\n",
+    )
+    .unwrap();
+    std::fs::write(path.join("env.json"), ENV).unwrap();
+    for f in ["rfc2544-settings.json", "rfc2544.json", "trials.jsonl"] {
+        std::fs::copy(Path::new(FIXTURES).join(f), path.join(f)).unwrap();
+    }
     path
 }
 
@@ -251,10 +295,9 @@ fn the_page_of_a_small_folder() {
         );
     }
 
-    // Sections without data are left out; what is missing is said.
+    // Sections without data are left out.
     assert!(!page.contains("<section id=\"sweep\"") && !page.contains("<section id=\"rfc2544\""));
-    assert!(page.contains("No RFC 2544 data (rfc2544.json, trials.jsonl)"));
-    assert!(!page.contains("The campaign is incomplete"));
+    assert!(!page.contains("<section id=\"missing\""));
 }
 
 #[test]
@@ -265,7 +308,6 @@ fn a_partial_folder_says_what_is_missing() {
     let page = page_of(&path);
     assert!(page.contains("The campaign is incomplete: 4 of 6 runs finished"));
     assert!(page.contains("env.json is missing"));
-    assert!(page.contains("No RFC 2544 data"));
     assert_eq!(
         row(&page, "summary", "nft-stateful"),
         "nft-stateful|inet4|1|700.0|not enough runs (ministat needs two of each)"
@@ -320,17 +362,24 @@ fn names_are_escaped_everywhere() {
 }
 
 #[test]
-fn the_rfc2544_section_from_its_files() {
+fn the_page_of_an_rfc2544_folder_leads_with_its_answer() {
     let tmp = tempfile::tempdir().unwrap();
-    let path = build(tmp.path(), &[]);
-    for f in ["rfc2544.json", "trials.jsonl"] {
-        std::fs::copy(Path::new(FIXTURES).join(f), path.join(f)).unwrap();
-    }
+    let path = build_search(tmp.path());
     let folder = Folder::load(&path).unwrap();
     let page = html::render(std::slice::from_ref(&folder));
-    assert!(!page.contains("No RFC 2544 data"));
     assert!(page
         .contains("<strong>Generator-limited RFC 2544 search (forwarding inet4 1518 B):</strong>"));
+    // The answer (NDR and PDR) is the first section; no section of runs.
+    let sections: Vec<&str> = page
+        .match_indices("<section id=\"")
+        .map(|(i, _)| {
+            let s = &page[i + 13..];
+            &s[..s.find('"').unwrap()]
+        })
+        .collect();
+    assert_eq!(sections, ["rfc2544", "summary"]);
+    assert_eq!(row(&page, "summary", "Campaign"), "Campaign|rfc");
+    assert_eq!(row(&page, "summary", "Searches"), "Searches|2, 4 trials");
     let start = page.find("<section id=\"rfc2544\"").unwrap();
     let rfc = &page[start..start + page[start..].find("</section>").unwrap()];
     for r in [
@@ -338,7 +387,7 @@ fn the_rfc2544_section_from_its_files() {
         "<tr><td>64</td><td>PDR 0.5 %</td><td class=\"num\">50.000 %</td><td class=\"num\">100,000.0</td><td class=\"num\">101,500.0</td><td class=\"num\">104,000.0</td>",
         "<tr><td>1518</td><td>NDR</td><td class=\"num\">50.000 %</td><td class=\"num\">40,000.0</td><td class=\"num\">40,000.0</td><td class=\"num\">–</td><td class=\"num\">3</td><td class=\"num\">yes: at least this</td></tr>",
         // Trace: seconds since the first trial, the class of the NDR goal.
-        "<tr><td>lower</td><td class=\"num\">2.5</td><td class=\"num\">90,000.0</td>",
+        "<tr><td>lower</td><td class=\"num\">3.0</td><td class=\"num\">90,000.0</td>",
         "<tr><td>upper</td><td class=\"num\">5.0</td><td class=\"num\">104,000.0</td><td class=\"num\">104,000.0</td><td class=\"num\">10.0</td><td class=\"num\">1,040,000</td><td class=\"num\">1,035,840</td><td class=\"num\">4,160</td><td class=\"num\">12</td><td class=\"num\">0.400 %</td><td class=\"num\">no</td></tr>",
         // Frame loss: both curves.
         "<tr><td>frame-loss steps</td><td class=\"num\">108,000.0</td><td class=\"num\">10.000 %</td></tr>",
@@ -366,13 +415,26 @@ fn the_rfc2544_section_from_its_files() {
     assert!(svgs[2].contains(&t("loss (%)")) && svgs[2].contains(&t("search trials")));
     assert!(svgs[3].contains(&t("latency (µs)")) && svgs[3].contains(&t("99.9%")));
 
-    // The tidy CSVs.
+    // The tidy CSVs of a search: its trials and latencies, no runs.
     let files = tidy::files(&folder);
     let names: Vec<&str> = files.iter().map(|f| f.0).collect();
-    assert_eq!(
-        names,
-        ["runs.csv", "seconds.csv", "trials.csv", "latency.csv"]
-    );
+    assert_eq!(names, ["trials.csv", "latency.csv"]);
+    let trials: Vec<&str> = files[0].1.lines().collect();
+    assert_eq!(trials.len(), 5);
+    assert_eq!(trials[3], "forwarding,inet4,64,throughput,1700000205,104000.0,104000.0,10.0,1040000,1035840,4160,12,0.004,false,upper");
+    let lat: Vec<&str> = files[1].1.lines().collect();
+    assert_eq!(lat.len(), 1 + 2 * 6);
+    assert_eq!(lat[0], "config,traffic,size,load_pps,percentile,latency_ns");
+    assert_eq!(lat[11], "forwarding,inet4,64,91000.0,99.9,120000");
+}
+
+#[test]
+fn the_tidy_csvs_of_a_bench_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = build(tmp.path(), &[]);
+    let files = tidy::files(&Folder::load(&path).unwrap());
+    let names: Vec<&str> = files.iter().map(|f| f.0).collect();
+    assert_eq!(names, ["runs.csv", "seconds.csv"]);
     let runs: Vec<&str> = files[0].1.lines().collect();
     assert_eq!(runs.len(), 7);
     assert_eq!(runs[0], "config,traffic,iteration,started_at,finished_at,duration_s,io,requested_pps,offered_pps,forwarded_pps,lost,loss_ratio,generator_limited,virtual_lab");
@@ -394,13 +456,6 @@ fn the_rfc2544_section_from_its_files() {
     assert_eq!(secs[1], "forwarding,inet4,1,1,false,500.0,400.0");
     assert_eq!(secs[2], "forwarding,inet4,1,2,true,1100.0,1000.0");
     assert_eq!(secs[5], "forwarding,inet4,1,5,false,300.0,200.0");
-    let trials: Vec<&str> = files[2].1.lines().collect();
-    assert_eq!(trials.len(), 5);
-    assert_eq!(trials[3], "forwarding,inet4,64,throughput,1700000205.0,104000.0,104000.0,10.0,1040000,1035840,4160,12,0.004,false,upper");
-    let lat: Vec<&str> = files[3].1.lines().collect();
-    assert_eq!(lat.len(), 1 + 2 * 6);
-    assert_eq!(lat[0], "config,traffic,size,load_pps,percentile,latency_ns");
-    assert_eq!(lat[11], "forwarding,inet4,64,91000.0,99.9,120000.0");
 }
 
 #[test]
@@ -439,7 +494,7 @@ fn not_a_results_folder_and_a_damaged_summary() {
     // The summary is only a cache of the run files: computed again, and
     // the page says so.
     let f = Folder::load(&path).unwrap();
-    assert_eq!(f.summary.name, "small");
+    assert_eq!(f.summary().unwrap().name, "small");
     assert!(
         f.missing
             .iter()
@@ -550,25 +605,6 @@ fn where_the_lost_frames_went_per_configuration() {
         );
         std::fs::write(&file, text).unwrap();
     }
-    // Two trials of a search, in trials.jsonl.
-    let trial = |lost: u64, d: &str| {
-        format!(
-            r#"{{"config":"police","traffic":"inet4","size":"64","test":"throughput","intended_pps":10000.0,"offered_pps":10000.0,"duration_s":1.0,"tx":10000,"rx":{},"lost":{lost},"loss_ratio":0.0,"started_at":1.0,"drops":{d}}}"#,
-            10_000 - lost
-        )
-    };
-    let trials = format!(
-        "{}\n{}\n",
-        trial(3000, &drops_json(3000, 0, true, &[nft(3000)])),
-        // This trial's tracer missed 17 kernel drop events.
-        trial(
-            2000,
-            &drops_json(2000, 200, true, &[nft(1800)])
-                .replace(r#""traced":true"#, r#""traced":true,"tracer_missed":17"#)
-        )
-    );
-    std::fs::write(path.join("trials.jsonl"), trials).unwrap();
-
     let page = html::render(&[Folder::load(&path).unwrap()]);
     assert!(
         page.contains("<li><a href=\"#drops\">Where the lost frames went</a></li>"),
@@ -577,8 +613,7 @@ fn where_the_lost_frames_went_per_configuration() {
     // nft-stateful: 2000 + 2100 + 2000 = 6100 lost; the DUT's 2000 + 2000
     // + 1900 = 5900 (96.7 %), the tester's 100 (1.64 %), 100 unexplained;
     // one run from counters only. Its places: nft 4000 (65.6 %), d0's
-    // rx_dropped 1900 (31.1 %), the ring 100. The trials: 5000 lost,
-    // nft 4800 (96 %), 200 unexplained (4 %).
+    // rx_dropped 1900 (31.1 %), the ring 100.
     assert_eq!(
         section_rows(&page, "drops"),
         [
@@ -587,23 +622,44 @@ fn where_the_lost_frames_went_per_configuration() {
             "DUT|t-dut|d0|kernel|NETFILTER_DROP|nft_do_chain|4,000 (66%)",
             "DUT|t-dut|d0|interface|rx_dropped|-|1,900 (31%)",
             "tester|t-rcv|r0|ring|ring_drops|-|100 (1.6%)",
+        ]
+    );
+    assert!(page.contains("<h3>nft-stateful · inet4</h3>"));
+
+    // Two trials of a search: 5000 lost, nft 4800 (96 %), 200 unexplained
+    // (4 %); the second trial's tracer missed 17 kernel drop events.
+    let search = build_search(tmp.path());
+    let trial = |lost: u64, d: &str| {
+        format!(
+            r#"{{"config":"police","traffic":"inet4","size":"64","test":"throughput","iteration":1,"intended_pps":10000.0,"offered_pps":10000.0,"duration_s":1.0,"tx":10000,"rx":{},"lost":{lost},"late":0,"loss_ratio":0.0,"generator_limited":false,"max_pps":20000.0,"started_at":1,"drops":{d}}}"#,
+            10_000 - lost
+        )
+    };
+    let trials = format!(
+        "{}\n{}\n",
+        trial(3000, &drops_json(3000, 0, true, &[nft(3000)])),
+        trial(
+            2000,
+            &drops_json(2000, 200, true, &[nft(1800)])
+                .replace(r#""traced":true"#, r#""traced":true,"tracer_missed":17"#)
+        )
+    );
+    std::fs::write(search.join("trials.jsonl"), trials).unwrap();
+    let page = html::render(&[Folder::load(&search).unwrap()]);
+    assert_eq!(
+        section_rows(&page, "drops"),
+        [
             "police|inet4|2|5,000|4,800 (96%)|0 (0.00%)|200 (4.0%)|0|17",
             "DUT|t-dut|d0|kernel|NETFILTER_DROP|nft_do_chain|4,800 (96%)",
         ]
     );
-    assert!(page.contains("<h3>nft-stateful · inet4</h3>"));
     assert!(page.contains("<h3>RFC 2544 trials</h3>"));
 }
 
 #[test]
 fn a_tester_limited_search_is_a_warning() {
     let tmp = tempfile::tempdir().unwrap();
-    let path = build(tmp.path(), &[]);
-    std::fs::copy(
-        Path::new(FIXTURES).join("trials.jsonl"),
-        path.join("trials.jsonl"),
-    )
-    .unwrap();
+    let path = build_search(tmp.path());
     let text = std::fs::read_to_string(Path::new(FIXTURES).join("rfc2544.json")).unwrap();
     let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
     v["throughput"][0]["tester_limited"] = true.into();

@@ -215,6 +215,29 @@ fn scale_decimal(number: &str, shift: usize) -> Option<f64> {
     shifted.trim_end_matches('.').parse().ok()
 }
 
+/// The value of a run from its log, trimmed by lines of the file (BSDRP's
+/// scripts) or, `by_samples`, by per-second samples; why there is none.
+pub fn log_value(log: &str, trim: Trim, by_samples: bool) -> Result<f64, String> {
+    if !by_samples {
+        return bsdrp_run_value(log, trim).map_err(|why| {
+            format!(
+                "{why}, first {} and last {} lines dropped",
+                trim.head, trim.tail
+            )
+        });
+    }
+    let samples = pps_samples(log);
+    run_value(&samples, trim).ok_or_else(|| {
+        format!(
+            "no non-zero pps sample left ({} per-second samples, \
+             first {} and last {} dropped)",
+            samples.len(),
+            trim.head,
+            trim.tail
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -118,3 +118,33 @@ impl WireError {
         true
     }
 }
+
+/// A message that quotes what the user wrote (a campaign file's value may
+/// hold a newline), its control characters shown escaped so that it stays
+/// one line.
+pub fn one_line(message: &str) -> String {
+    message
+        .chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_control_characters_stay_on_one_line() {
+        assert_eq!(
+            one_line("invalid drop trace 'a\nb\tc': use auto, on or off"),
+            "invalid drop trace 'a\\nb\\tc': use auto, on or off"
+        );
+        assert_eq!(one_line("é ok"), "é ok");
+    }
+}

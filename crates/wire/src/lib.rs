@@ -60,7 +60,7 @@ pub mod threads;
 pub mod udp;
 pub mod units;
 
-pub use error::WireError;
+pub use error::{one_line, WireError};
 pub use flow::{Flow, FlowCursor, FlowOrder, FlowSet, MAX_FLOWS};
 pub use frame::{min_frame_size, FrameGen, FrameSpec};
 pub use mac::MacAddr;

@@ -142,7 +142,7 @@ impl Database {
         rec: &CampaignRecord,
         progress: &mut dyn FnMut(usize),
     ) -> Result<Recorded, HistoryError> {
-        let now = crate::unix_now();
+        let now = crate::record::unix_now();
         self.run(true, |c| {
             let (campaign_id, new_campaign, label) = insert_campaign(c, rec, now)?;
             let mut runs_added = 0;

@@ -1,24 +1,21 @@
 //! A pktlab results folder as a history record, read with the types its
-//! writer defines (`pktlab_bench`'s run files, `env.json` and
-//! `rfc2544.json`): a `bench` folder gives every finished run's
-//! forwarded pps, an `rfc2544` folder every search's goals and latencies.
+//! writers define (`pktlab_campaign`'s run files and `env.json`,
+//! `pktlab_search`'s searches): a `bench` folder gives every finished
+//! run's forwarded pps, an `rfc2544` folder every finished search's goals
+//! and latencies.
 //!
 //! All reading of pktlab's results files is in this module.
 
 use std::path::Path;
 
-use pktlab_bench::campaign::records::{EnvRecord, RunHeader, Typed, HEADER_TYPE};
-use pktlab_bench::campaign::results::{self, RunOutcome, ENV_FILE, RUNS_DIR};
-use pktlab_bench::mlr::summary::{Report, Throughput};
-use pktlab_bench::mlr::SETTINGS_FILE;
-use pktlab_bench::BenchError;
+use pktlab_campaign::folder::{check_version, ResultsDir, ENV_FILE};
+use pktlab_campaign::records::{EnvRecord, RunRecord as Run};
+use pktlab_campaign::CampaignError;
+use pktlab_search::mlr::results::Searches;
+use pktlab_search::mlr::summary::{Report, Throughput};
 
 use crate::record::{CampaignRecord, GoalRecord, LatencyRecord, RunRecord, Source};
 use crate::HistoryError;
-
-/// The results file of `pktlab rfc2544` (its `REPORT_FILE`, in
-/// `crates/pktlab/src/cmd/rfc2544.rs`).
-pub const RFC2544_FILE: &str = "rfc2544.json";
 
 fn usage(path: &Path, why: impl std::fmt::Display) -> HistoryError {
     HistoryError::Usage(format!("{}: {why}", path.display()))
@@ -26,7 +23,7 @@ fn usage(path: &Path, why: impl std::fmt::Display) -> HistoryError {
 
 /// A results file that is missing or malformed is the user's to fix
 /// (exit code 2); one the system cannot read is not.
-fn from_bench(e: BenchError) -> HistoryError {
+fn from_campaign(e: CampaignError) -> HistoryError {
     if e.is_usage() {
         HistoryError::Usage(e.to_string())
     } else {
@@ -59,26 +56,30 @@ pub fn read_folder(dir: &Path, label: Option<&str>) -> Result<CampaignRecord, Hi
         Err(e) => return Err(unreadable(&env_path, &e)),
     };
     let env: EnvRecord = serde_json::from_slice(&env_bytes).map_err(|e| usage(&env_path, e))?;
-    results::check_version(&env.pktlab_version).map_err(|e| usage(&env_path, e))?;
-    let finished = finished_runs(dir)?;
-    let Some((_, first)) = finished.first() else {
+    check_version(&env.pktlab_version).map_err(|e| usage(&env_path, e))?;
+    let folder = ResultsDir {
+        path: dir.to_path_buf(),
+    };
+    let (source, name, runs) = match Searches::read(&folder).map_err(from_campaign)? {
+        Some(s) => (Source::Rfc2544, campaign_name(dir), searches(&s)),
+        None => {
+            let runs = folder.runs().map_err(from_campaign)?;
+            let name = runs.first().map(|r| r.header.campaign.clone());
+            (Source::Bench, name.unwrap_or_default(), bench_runs(&runs))
+        }
+    };
+    if runs.is_empty() {
         return Err(HistoryError::Nothing {
             path: dir.to_path_buf(),
             why: "no finished run: nothing to record".into(),
         });
-    };
-    let name = first.campaign.clone();
-    let (source, runs) = if dir.join(SETTINGS_FILE).is_file() {
-        (Source::Rfc2544, searches(dir, &finished)?)
-    } else {
-        (Source::Bench, bench_runs(&finished))
-    };
+    }
     let results_dir = std::fs::canonicalize(dir)
         .unwrap_or_else(|_| dir.to_path_buf())
         .display()
         .to_string();
     Ok(CampaignRecord {
-        identity: format!("pktlab-{}", crate::import::sha256_hex(&[&env_bytes])),
+        identity: format!("pktlab-{}", super::identity::sha256_hex(&[&env_bytes])),
         source,
         name,
         label: match label {
@@ -113,98 +114,60 @@ pub fn default_label(env: &EnvRecord) -> String {
         .unwrap_or_else(|| env.host.kernel.clone())
 }
 
-/// Every finished run's figures and header, in file-name order.
-fn finished_runs(dir: &Path) -> Result<Vec<(RunOutcome, RunHeader)>, HistoryError> {
-    let runs_dir = dir.join(RUNS_DIR);
-    let entries = match std::fs::read_dir(&runs_dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(unreadable(&runs_dir, &e)),
-    };
-    let mut paths: Vec<_> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            let name = p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            name.ends_with(".jsonl") && !name.starts_with('.')
-        })
-        .collect();
-    paths.sort();
-    let mut out = Vec::new();
-    for path in paths {
-        let outcome = results::read_run(&path).map_err(from_bench)?;
-        let text = std::fs::read_to_string(&path).map_err(|e| unreadable(&path, &e))?;
-        let first = text.lines().next().unwrap_or_default();
-        let header: Typed<RunHeader> = serde_json::from_str(first).map_err(|e| usage(&path, e))?;
-        if header.kind != HEADER_TYPE {
-            return Err(usage(&path, "its first line is not a \"run\" line"));
-        }
-        out.push((outcome, header.record));
-    }
-    Ok(out)
+/// The campaign's name from its `campaign.toml` (`bench` when it names
+/// none, as pktlab does).
+fn campaign_name(dir: &Path) -> String {
+    let text = std::fs::read_to_string(dir.join(pktlab_campaign::folder::CAMPAIGN_FILE));
+    text.ok()
+        .and_then(|t| pktlab_campaign::file::CampaignFile::parse(&t).ok())
+        .and_then(|f| f.name)
+        .unwrap_or_else(|| "bench".into())
 }
 
-fn bench_runs(finished: &[(RunOutcome, RunHeader)]) -> Vec<RunRecord> {
+fn bench_runs(finished: &[Run]) -> Vec<RunRecord> {
     finished
         .iter()
-        .map(|(o, h)| RunRecord {
-            config: o.config.clone(),
-            traffic: o.traffic.clone(),
-            size: h.traffic_profile.sizes.clone(),
-            iteration: o.iteration as i64,
-            started_at: Some(o.started_at as i64),
-            forwarded_pps: Some(o.forwarded_pps),
-            offered_pps: Some(o.offered_pps),
-            loss_ratio: Some(o.loss_ratio),
+        .map(|r| RunRecord {
+            config: r.header.config.clone(),
+            traffic: r.header.traffic.clone(),
+            size: r.header.traffic_profile.sizes.clone(),
+            iteration: r.header.iteration as i64,
+            started_at: Some(r.header.started_at as i64),
+            forwarded_pps: Some(r.result.forwarded_pps),
+            offered_pps: Some(r.result.offered_pps),
+            loss_ratio: Some(r.result.loss_ratio),
             goals: Vec::new(),
             latencies: Vec::new(),
         })
         .collect()
 }
 
-/// The searches of `rfc2544.json`, each with its goals and latencies.
-fn searches(
-    dir: &Path,
-    finished: &[(RunOutcome, RunHeader)],
-) -> Result<Vec<RunRecord>, HistoryError> {
-    let path = dir.join(RFC2544_FILE);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(HistoryError::Nothing {
-                path: dir.to_path_buf(),
-                why: format!(
-                    "an rfc2544 folder without {RFC2544_FILE}: its searches did not finish"
-                ),
-            })
-        }
-        Err(e) => return Err(unreadable(&path, &e)),
-    };
-    let report: Report = serde_json::from_str(&text).map_err(|e| usage(&path, e))?;
-    // A search cut short by Ctrl-C has bounds in rfc2544.json but no run
-    // file: it is left out, and recorded whole once --resume finishes it.
-    Ok(report
+/// Every finished search, with its goals and latencies. A search cut short
+/// by Ctrl-C (its trials ask for more) is left out, and recorded whole
+/// once --resume finishes it.
+fn searches(s: &Searches) -> Vec<RunRecord> {
+    s.report
         .throughput
         .iter()
-        .filter_map(|t| {
-            let (o, _) = finished.iter().find(|(o, _)| {
-                o.config == t.config && o.traffic == t.traffic && o.iteration == t.iteration
-            })?;
-            Some(search_run(t, &report, o.started_at as i64))
+        .filter(|t| s.is_finished(&t.config, &t.traffic, t.iteration))
+        .map(|t| {
+            let started = s
+                .trials_of(&t.config, &t.traffic, t.iteration)
+                .iter()
+                .map(|l| l.started_at as i64)
+                .min();
+            search_run(t, &s.report, started)
         })
-        .collect())
+        .collect()
 }
 
-fn search_run(t: &Throughput, report: &Report, started_at: i64) -> RunRecord {
+fn search_run(t: &Throughput, report: &Report, started_at: Option<i64>) -> RunRecord {
     RunRecord {
         config: t.config.clone(),
         traffic: t.traffic.clone(),
         size: t.size.clone(),
         iteration: t.iteration as i64,
-        started_at: Some(started_at),
+        started_at,
         forwarded_pps: None,
         offered_pps: None,
         loss_ratio: None,

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::import::{check_label, sha256_hex};
+use super::identity::{check_label, sha256_hex};
 use crate::order;
 use crate::record::{CampaignRecord, RunRecord, Source};
 use crate::HistoryError;

@@ -8,15 +8,20 @@ pub mod pg;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use pktlab_bench::campaign::records::{EnvConfig, EnvRecord, RunFigures, RunHeader, Typed};
-use pktlab_bench::endpoint::BenchIo;
-use pktlab_bench::mlr::latency::LatencyResult;
-use pktlab_bench::mlr::summary::{GoalBounds, Report, Throughput};
-use pktlab_bench::traffic::Traffic;
-use pktlab_bench::trial::TrialSettings;
+use pktlab_campaign::folder::ResultsDir;
+use pktlab_campaign::records::{EnvConfig, EnvRecord, RunHeader, RunRecord as Run, RunResult};
 use pktlab_history::record::{CampaignRecord, GoalRecord, LatencyRecord, RunRecord, Source};
 use pktlab_history::DbTarget;
 use pktlab_lab::envinfo::HostFacts;
+use pktlab_remote::endpoint::BenchIo;
+use pktlab_search::goal::Goal;
+use pktlab_search::mlr::latency::LatencyResult;
+use pktlab_search::mlr::record::{self as trials, TrialLine, THROUGHPUT};
+use pktlab_search::mlr::steps::SearchRun;
+use pktlab_search::mlr::summary::{GoalBounds, Report, Throughput};
+use pktlab_search::mlr::{MaxLoad, MlrSettings};
+use pktlab_trial::traffic::Traffic;
+use pktlab_trial::trial::TrialSettings;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {
@@ -215,27 +220,44 @@ fn header(
     }
 }
 
-/// A run file as pktlab writes it: its "run" line, then its "result".
+/// A run file as pktlab writes it: its "run" line, then its "result"
+/// (3 s offered `off` and forwarded `fwd` pps).
 fn run_file(h: RunHeader, fwd: f64, off: f64) -> String {
-    let head = serde_json::to_string(&Typed {
-        kind: "run".into(),
-        record: h,
-    })
-    .unwrap();
-    let result = serde_json::to_string(&Typed {
-        kind: "result".into(),
-        record: RunFigures {
-            forwarded_pps: fwd,
-            offered_pps: off,
-            lost: (off - fwd) as u64,
-            loss_ratio: 1.0 - fwd / off,
-            requested_pps: None,
-            finished_at: Some(1_700_000_100),
-            drops: None,
-        },
-    })
-    .unwrap();
-    format!("{head}\n{result}\n")
+    let (sent, got) = ((off * 3.0) as u64, (fwd * 3.0) as u64);
+    let tx = serde_json::json!({"backend": "afpacket", "packets": sent, "bytes": 0,
+        "seconds": 3.0, "pps": off, "l2_bps": 0.0, "l1_bps": 0.0, "tx_errors": 0,
+        "interrupted": false, "threads": [], "iface": null});
+    let rx = serde_json::json!({"backend": "afpacket", "packets": got, "bytes": 0,
+        "seconds": 3.0, "pps": fwd, "l2_bps": 0.0, "l1_bps": 0.0, "flows": 2000,
+        "streams": 2000, "lost": sent - got, "out_of_order": 0, "duplicates": 0,
+        "foreign": 0, "untracked": 0, "ring_drops": 0, "bad_stamps": 0,
+        "latency_ns": null, "interrupted": false, "threads": [], "iface": null});
+    let result = RunResult {
+        forwarded_pps: fwd,
+        offered_pps: off,
+        lost: sent - got,
+        late: None,
+        loss_ratio: 1.0 - fwd / off,
+        rx_samples: vec![fwd],
+        tx_samples: vec![off],
+        tx: serde_json::from_value(tx).unwrap(),
+        rx: serde_json::from_value(rx).unwrap(),
+        lab_counters: Vec::new(),
+        qdiscs: Vec::new(),
+        ethtool_drops: Vec::new(),
+        softnet: Vec::new(),
+        dut_backlog_drops: None,
+        drops: None,
+        latency_note: None,
+        requested_pps: None,
+        finished_at: Some(1_700_000_100),
+    };
+    Run {
+        header: h,
+        seconds: Vec::new(),
+        result,
+    }
+    .to_jsonl()
 }
 
 /// A `pktlab bench` results folder `dir`: env.json (created at
@@ -258,21 +280,96 @@ pub fn bench_folder(dir: &Path, created_at: u64, runs: &[(&str, usize, f64)]) ->
     dir.to_path_buf()
 }
 
+/// The settings of the searches of [`rfc2544_folder`]: throughput only,
+/// two goals, 1 s trials that decide a load alone, a 5 % width.
+fn search_settings() -> MlrSettings {
+    let goal = |loss: f64| Goal {
+        width: 0.05,
+        duration_sum: 1.0,
+        ..Goal::new(loss, 0.5)
+    };
+    MlrSettings {
+        throughput: true,
+        frame_loss: false,
+        latency: false,
+        back_to_back: false,
+        goals: vec![goal(0.0), goal(0.005)],
+        max: MaxLoad::Pps(1e6),
+        min_fraction: 0.001,
+        latency_loads: vec![0.9],
+        latency_trials: 1,
+        b2b_trials: 1,
+        b2b_trial_s: 1.0,
+        warmup_s: 0.0,
+    }
+}
+
+/// The trials of a whole search of `config` on a DUT that forwards
+/// `ndr` pps and drops the rest: what the search asks for, as a trial
+/// line of each.
+fn search_trials(settings: &MlrSettings, config: &str, ndr: f64, t0: u64) -> Vec<TrialLine> {
+    let mut run = SearchRun::replay(settings, "64", Vec::new()).unwrap();
+    let mut lines = Vec::new();
+    while let Some(req) = run.next() {
+        let load = req.load.unwrap();
+        let tx = (load * req.secs) as u64;
+        let rx = tx.min((ndr * req.secs) as u64);
+        let line = TrialLine {
+            config: config.into(),
+            traffic: "inet4".into(),
+            size: "64".into(),
+            test: THROUGHPUT.into(),
+            iteration: 1,
+            intended_pps: Some(load),
+            offered_pps: load,
+            duration_s: req.secs,
+            tx,
+            rx,
+            lost: tx - rx,
+            late: Some(0),
+            loss_ratio: (tx - rx) as f64 / tx as f64,
+            generator_limited: false,
+            max_pps: 1e6,
+            classes: Vec::new(),
+            started_at: t0 + lines.len() as u64,
+            burst: None,
+            repetition: None,
+            load_fraction: None,
+            latency_ns: None,
+            drops: None,
+            latency_note: None,
+        };
+        lines.push(run.add(line).unwrap().clone());
+    }
+    lines
+}
+
 /// A `pktlab rfc2544` results folder: one search per `(config, ndr)`,
-/// two goals each, a latency at 90 % of the PDR for the first.
+/// its trials those of a search of a DUT that forwards `ndr` pps, two
+/// goals each, a latency at 90 % of the PDR for the first (`rfc2544.json`
+/// as the search writes it: the bounds are given here as they are).
 pub fn rfc2544_folder(
     dir: &Path,
     created_at: u64,
     dut_uname: Option<&str>,
     searches: &[(&str, f64)],
 ) -> PathBuf {
-    std::fs::create_dir_all(dir.join("runs")).unwrap();
+    std::fs::create_dir_all(dir).unwrap();
     std::fs::write(
         dir.join("env.json"),
         serde_json::to_string_pretty(&env(created_at, dut_uname)).unwrap(),
     )
     .unwrap();
-    std::fs::write(dir.join(pktlab_bench::mlr::SETTINGS_FILE), "{}").unwrap();
+    let folder = ResultsDir {
+        path: dir.to_path_buf(),
+    };
+    let settings = search_settings();
+    settings.write(&folder).unwrap();
+    for (k, &(config, ndr)) in searches.iter().enumerate() {
+        for line in search_trials(&settings, config, ndr, 1_700_000_500 + 100 * k as u64) {
+            trials::append(&folder, &line).unwrap();
+        }
+    }
     let goal = |loss: f64, lower: f64| GoalBounds {
         loss_ratio: loss,
         exceed_ratio: 0.5,
@@ -288,13 +385,7 @@ pub fn rfc2544_folder(
         complete: true,
     };
     let mut report = Report::default();
-    for (k, &(config, ndr)) in searches.iter().enumerate() {
-        let h = header(config, "inet4", 1, 1_700_000_500 + k as u64, "64");
-        std::fs::write(
-            dir.join("runs").join(format!("{config}.inet4.1.jsonl")),
-            run_file(h, ndr, ndr),
-        )
-        .unwrap();
+    for &(config, ndr) in searches {
         report.throughput.push(Throughput {
             config: config.into(),
             traffic: "inet4".into(),

@@ -76,13 +76,13 @@ impl AfPacketRx {
         fanout_group: Option<u16>,
     ) -> Result<Self, IoError> {
         validate(cfg)?;
-        let info = super::usable_iface(iface)?;
-        let sock = super::packet_socket()?;
+        let info = super::socket::usable_iface(iface)?;
+        let sock = super::socket::packet_socket()?;
         let fd = sock.as_raw_fd();
 
         let version = libc::tpacket_versions::TPACKET_V3 as libc::c_int;
         sys::setsockopt(fd, libc::SOL_PACKET, libc::PACKET_VERSION, &version)
-            .map_err(|e| super::feature_error("TPACKET_V3", iface, e))?;
+            .map_err(|e| super::socket::feature_error("TPACKET_V3", iface, e))?;
         // Kernels before 4.20 lack it; frames are then filtered by packet
         // type while walking the ring.
         let one: libc::c_int = 1;
@@ -100,7 +100,7 @@ impl AfPacketRx {
             tp_feature_req_word: 0,
         };
         sys::setsockopt(fd, libc::SOL_PACKET, libc::PACKET_RX_RING, &req)
-            .map_err(|e| super::ring_error("PACKET_RX_RING", iface, geometry.clone(), e))?;
+            .map_err(|e| super::socket::ring_error("PACKET_RX_RING", iface, geometry.clone(), e))?;
         let ring = Mmap::ring(fd, cfg.block_size * cfg.blocks, 0)
             .map_err(|e| IoError::sys(format!("mapping the RX ring of {geometry}"), iface, e))?;
 

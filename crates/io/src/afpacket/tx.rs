@@ -99,18 +99,18 @@ impl AfPacketTx {
                 cfg.slots
             )));
         }
-        let info = super::usable_iface(iface)?;
-        let sock = super::packet_socket()?;
+        let info = super::socket::usable_iface(iface)?;
+        let sock = super::socket::packet_socket()?;
         let fd = sock.as_raw_fd();
 
         let version = libc::tpacket_versions::TPACKET_V2 as libc::c_int;
         sys::setsockopt(fd, libc::SOL_PACKET, libc::PACKET_VERSION, &version)
-            .map_err(|e| super::feature_error("TPACKET_V2", iface, e))?;
+            .map_err(|e| super::socket::feature_error("TPACKET_V2", iface, e))?;
         // PACKET_LOSS must be set before the ring exists. With it, the kernel
         // skips a malformed frame instead of stopping the ring at it.
         let one: libc::c_int = 1;
         sys::setsockopt(fd, libc::SOL_PACKET, libc::PACKET_LOSS, &one)
-            .map_err(|e| super::feature_error("PACKET_LOSS", iface, e))?;
+            .map_err(|e| super::socket::feature_error("PACKET_LOSS", iface, e))?;
         // Bypassing the qdisc is an optimisation only: keep going without it.
         let qdisc_bypass =
             sys::setsockopt(fd, libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, &one).is_ok();
@@ -134,7 +134,7 @@ impl AfPacketTx {
             tp_frame_nr: nslots as u32,
         };
         sys::setsockopt(fd, libc::SOL_PACKET, libc::PACKET_TX_RING, &req)
-            .map_err(|e| super::ring_error("PACKET_TX_RING", iface, geometry.clone(), e))?;
+            .map_err(|e| super::socket::ring_error("PACKET_TX_RING", iface, geometry.clone(), e))?;
 
         // Frames in flight are charged to the send buffer until the driver
         // frees them: let the whole ring be in flight (root may exceed
@@ -184,7 +184,7 @@ impl AfPacketTx {
             libc::PACKET_QDISC_BYPASS,
             &v,
         )
-        .map_err(|e| super::feature_error("PACKET_QDISC_BYPASS", &self.iface.name, e))?;
+        .map_err(|e| super::socket::feature_error("PACKET_QDISC_BYPASS", &self.iface.name, e))?;
         self.qdisc_bypass = on;
         Ok(on)
     }

@@ -61,7 +61,7 @@ impl AfXdpRx {
     /// already.
     pub fn open(iface: &str, queue: u32, cfg: &XdpConfig) -> Result<Self, IoError> {
         cfg.validate()?;
-        let info = super::usable_iface(iface)?;
+        let info = super::config::usable_iface(iface)?;
         let queues = super::sys::queue_count(iface)?;
         if let Some(count) = queues.filter(|&c| queue >= c) {
             return Err(IoError::NoSuchQueue {

@@ -164,71 +164,8 @@ impl XskSocket {
             UmemPlan::Shared { owner, index } => (owner.umem.area.clone(), index * frames),
         };
 
-        let ring_err = |what: &str, size: u32, e: io::Error| match e.raw_os_error() {
-            Some(libc::EINVAL) => IoError::BadRing(format!(
-                "the kernel refused an AF_XDP {what} ring of {size} entries"
-            )),
-            _ => IoError::sys(format!("setting the {what} ring size to {size}"), name, e),
-        };
-        sys_opt(raw, libc::XDP_UMEM_FILL_RING, &fill_size)
-            .map_err(|e| ring_err("fill", fill_size, e))?;
-        sys_opt(raw, libc::XDP_UMEM_COMPLETION_RING, &comp_size)
-            .map_err(|e| ring_err("completion", comp_size, e))?;
-        match dir {
-            Direction::Rx => sys_opt(raw, libc::XDP_RX_RING, &cfg.rx_ring_size)
-                .map_err(|e| ring_err("RX", cfg.rx_ring_size, e))?,
-            Direction::Tx => sys_opt(raw, libc::XDP_TX_RING, &cfg.tx_ring_size)
-                .map_err(|e| ring_err("TX", cfg.tx_ring_size, e))?,
-        }
-
-        // SAFETY: xdp_mmap_offsets is plain old data; all-zero is valid.
-        let mut off: libc::xdp_mmap_offsets = unsafe { std::mem::zeroed() };
-        let len = sys::getsockopt_len(raw, libc::SOL_XDP, libc::XDP_MMAP_OFFSETS, &mut off)
-            .map_err(|e| IoError::sys("reading the AF_XDP ring offsets", name, e))?;
-        if len != std::mem::size_of::<libc::xdp_mmap_offsets>() {
-            // Before Linux 5.4 the offsets had no ring flags word.
-            return Err(IoError::Unsupported(
-                "AF_XDP need_wakeup (Linux 5.4 or later)",
-            ));
-        }
-        let map_err = |what: &str, e: io::Error| {
-            IoError::sys(format!("mapping the AF_XDP {what} ring"), name, e)
-        };
-        let fill = ProdRing::map(raw, &off.fr, fill_size, libc::XDP_UMEM_PGOFF_FILL_RING)
-            .map_err(|e| map_err("fill", e))?;
-        let comp = ConsRing::map(
-            raw,
-            &off.cr,
-            comp_size,
-            libc::XDP_UMEM_PGOFF_COMPLETION_RING,
-        )
-        .map_err(|e| map_err("completion", e))?;
-        let (rx, tx) = match dir {
-            Direction::Rx => (
-                Some(
-                    ConsRing::map(
-                        raw,
-                        &off.rx,
-                        cfg.rx_ring_size,
-                        libc::XDP_PGOFF_RX_RING as u64,
-                    )
-                    .map_err(|e| map_err("RX", e))?,
-                ),
-                None,
-            ),
-            Direction::Tx => (
-                None,
-                Some(
-                    ProdRing::map(
-                        raw,
-                        &off.tx,
-                        cfg.tx_ring_size,
-                        libc::XDP_PGOFF_TX_RING as u64,
-                    )
-                    .map_err(|e| map_err("TX", e))?,
-                ),
-            ),
-        };
+        set_ring_sizes(raw, name, cfg, dir, fill_size, comp_size)?;
+        let (fill, comp, rx, tx) = map_rings(raw, name, cfg, dir, fill_size, comp_size)?;
 
         // Copy mode turns at most XDP_MAX_TX_SKB_BUDGET descriptors into
         // frames per sendto (32 by default); raise it to the batch so that a
@@ -237,45 +174,7 @@ impl XskSocket {
             .then_some(cfg.batch as u32)
             .filter(|b| sys_opt(raw, sys::XDP_MAX_TX_SKB_BUDGET, b).is_ok());
 
-        let mut flags = match cfg.zerocopy {
-            // With neither flag the kernel tries zero-copy and falls back to copy.
-            ZeroCopy::Auto => 0,
-            ZeroCopy::On => libc::XDP_ZEROCOPY,
-            ZeroCopy::Off => libc::XDP_COPY,
-        };
-        if cfg.need_wakeup {
-            flags |= libc::XDP_USE_NEED_WAKEUP;
-        }
-        let mut shared_fd = 0;
-        if let UmemPlan::Shared { owner, .. } = plan {
-            // A socket sharing a UMEM takes its mode from the owner and may
-            // set no other flag.
-            flags = libc::XDP_SHARED_UMEM;
-            shared_fd = owner.raw_fd() as u32;
-        }
-        sys::bind_xdp(raw, iface.index, queue, flags, shared_fd).map_err(|e| {
-            match e.raw_os_error() {
-                Some(libc::EBUSY) => IoError::QueueBusy {
-                    iface: name.to_string(),
-                    queue,
-                },
-                Some(libc::EOPNOTSUPP) if cfg.zerocopy == ZeroCopy::On => {
-                    IoError::ZeroCopyUnavailable {
-                        iface: name.to_string(),
-                        queue,
-                    }
-                }
-                Some(libc::ENODEV) | Some(libc::ENXIO) => {
-                    IoError::NoSuchInterface(name.to_string())
-                }
-                Some(libc::ENETDOWN) => IoError::InterfaceDown(name.to_string()),
-                _ => IoError::sys(
-                    format!("binding an AF_XDP socket to queue {queue}"),
-                    name,
-                    e,
-                ),
-            }
-        })?;
+        bind(raw, iface, queue, cfg, plan)?;
 
         let mut opts = libc::xdp_options { flags: 0 };
         sys::getsockopt_len(raw, libc::SOL_XDP, libc::XDP_OPTIONS, &mut opts)
@@ -360,6 +259,152 @@ fn socket_error(iface: &str, e: io::Error) -> IoError {
 
 fn sys_opt<T: Copy>(fd: RawFd, name: libc::c_int, val: &T) -> io::Result<()> {
     crate::sys::setsockopt(fd, libc::SOL_XDP, name, val)
+}
+
+/// Sets the sizes of the socket's rings: fill and completion, and RX or
+/// TX.
+fn set_ring_sizes(
+    raw: RawFd,
+    name: &str,
+    cfg: &XdpConfig,
+    dir: Direction,
+    fill_size: u32,
+    comp_size: u32,
+) -> Result<(), IoError> {
+    let ring_err = |what: &str, size: u32, e: io::Error| match e.raw_os_error() {
+        Some(libc::EINVAL) => IoError::BadRing(format!(
+            "the kernel refused an AF_XDP {what} ring of {size} entries"
+        )),
+        _ => IoError::sys(format!("setting the {what} ring size to {size}"), name, e),
+    };
+    sys_opt(raw, libc::XDP_UMEM_FILL_RING, &fill_size)
+        .map_err(|e| ring_err("fill", fill_size, e))?;
+    sys_opt(raw, libc::XDP_UMEM_COMPLETION_RING, &comp_size)
+        .map_err(|e| ring_err("completion", comp_size, e))?;
+    match dir {
+        Direction::Rx => sys_opt(raw, libc::XDP_RX_RING, &cfg.rx_ring_size)
+            .map_err(|e| ring_err("RX", cfg.rx_ring_size, e))?,
+        Direction::Tx => sys_opt(raw, libc::XDP_TX_RING, &cfg.tx_ring_size)
+            .map_err(|e| ring_err("TX", cfg.tx_ring_size, e))?,
+    }
+    Ok(())
+}
+
+/// A socket's mapped rings: fill, completion, and RX or TX.
+type Rings = (
+    ProdRing<u64>,
+    ConsRing<u64>,
+    Option<ConsRing<libc::xdp_desc>>,
+    Option<ProdRing<libc::xdp_desc>>,
+);
+
+/// Maps the socket's rings, once their sizes are set.
+fn map_rings(
+    raw: RawFd,
+    name: &str,
+    cfg: &XdpConfig,
+    dir: Direction,
+    fill_size: u32,
+    comp_size: u32,
+) -> Result<Rings, IoError> {
+    // SAFETY: xdp_mmap_offsets is plain old data; all-zero is valid.
+    let mut off: libc::xdp_mmap_offsets = unsafe { std::mem::zeroed() };
+    let len = sys::getsockopt_len(raw, libc::SOL_XDP, libc::XDP_MMAP_OFFSETS, &mut off)
+        .map_err(|e| IoError::sys("reading the AF_XDP ring offsets", name, e))?;
+    if len != std::mem::size_of::<libc::xdp_mmap_offsets>() {
+        // Before Linux 5.4 the offsets had no ring flags word.
+        return Err(IoError::Unsupported(
+            "AF_XDP need_wakeup (Linux 5.4 or later)",
+        ));
+    }
+    let map_err =
+        |what: &str, e: io::Error| IoError::sys(format!("mapping the AF_XDP {what} ring"), name, e);
+    let fill = ProdRing::map(raw, &off.fr, fill_size, libc::XDP_UMEM_PGOFF_FILL_RING)
+        .map_err(|e| map_err("fill", e))?;
+    let comp = ConsRing::map(
+        raw,
+        &off.cr,
+        comp_size,
+        libc::XDP_UMEM_PGOFF_COMPLETION_RING,
+    )
+    .map_err(|e| map_err("completion", e))?;
+    let (rx, tx) = match dir {
+        Direction::Rx => (
+            Some(
+                ConsRing::map(
+                    raw,
+                    &off.rx,
+                    cfg.rx_ring_size,
+                    libc::XDP_PGOFF_RX_RING as u64,
+                )
+                .map_err(|e| map_err("RX", e))?,
+            ),
+            None,
+        ),
+        Direction::Tx => (
+            None,
+            Some(
+                ProdRing::map(
+                    raw,
+                    &off.tx,
+                    cfg.tx_ring_size,
+                    libc::XDP_PGOFF_TX_RING as u64,
+                )
+                .map_err(|e| map_err("TX", e))?,
+            ),
+        ),
+    };
+    Ok((fill, comp, rx, tx))
+}
+
+/// Binds the socket to `queue` of `iface`, in the mode `cfg` asks for
+/// (a socket sharing a UMEM takes its owner's).
+fn bind(
+    raw: RawFd,
+    iface: &Iface,
+    queue: u32,
+    cfg: &XdpConfig,
+    plan: UmemPlan<'_>,
+) -> Result<(), IoError> {
+    let name = iface.name.as_str();
+    let mut flags = match cfg.zerocopy {
+        // With neither flag the kernel tries zero-copy and falls back to copy.
+        ZeroCopy::Auto => 0,
+        ZeroCopy::On => libc::XDP_ZEROCOPY,
+        ZeroCopy::Off => libc::XDP_COPY,
+    };
+    if cfg.need_wakeup {
+        flags |= libc::XDP_USE_NEED_WAKEUP;
+    }
+    let mut shared_fd = 0;
+    if let UmemPlan::Shared { owner, .. } = plan {
+        // A socket sharing a UMEM takes its mode from the owner and may
+        // set no other flag.
+        flags = libc::XDP_SHARED_UMEM;
+        shared_fd = owner.raw_fd() as u32;
+    }
+    sys::bind_xdp(raw, iface.index, queue, flags, shared_fd).map_err(|e| {
+        match e.raw_os_error() {
+            Some(libc::EBUSY) => IoError::QueueBusy {
+                iface: name.to_string(),
+                queue,
+            },
+            Some(libc::EOPNOTSUPP) if cfg.zerocopy == ZeroCopy::On => {
+                IoError::ZeroCopyUnavailable {
+                    iface: name.to_string(),
+                    queue,
+                }
+            }
+            Some(libc::ENODEV) | Some(libc::ENXIO) => IoError::NoSuchInterface(name.to_string()),
+            Some(libc::ENETDOWN) => IoError::InterfaceDown(name.to_string()),
+            _ => IoError::sys(
+                format!("binding an AF_XDP socket to queue {queue}"),
+                name,
+                e,
+            ),
+        }
+    })?;
+    Ok(())
 }
 
 #[cfg(test)]

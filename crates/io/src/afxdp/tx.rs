@@ -39,7 +39,7 @@ impl AfXdpTx {
     /// thread's network namespace).
     pub fn open(iface: &str, queue: u32, cfg: &XdpConfig) -> Result<Self, IoError> {
         cfg.validate()?;
-        let info = super::usable_iface(iface)?;
+        let info = super::config::usable_iface(iface)?;
         let sock = XskSocket::open(
             &info,
             queue,
@@ -64,7 +64,7 @@ impl AfXdpTx {
         cfg: &XdpConfig,
     ) -> Result<Vec<Self>, IoError> {
         cfg.validate()?;
-        let info = super::usable_iface(iface)?;
+        let info = super::config::usable_iface(iface)?;
         let Some((&q0, rest)) = queues.split_first() else {
             return Ok(Vec::new());
         };

@@ -17,6 +17,26 @@ pub mod state;
 
 pub use host::{restore_saved_host_sysctls, HOST_KNOBS};
 
+use std::time::Duration;
+
+use pktlab_io::xdpdrops::{NamedXdpDrop, XdpDropTracer};
+
+use crate::LabError;
+
+/// The frames XDP drops on this host during `how_long`, in all and by
+/// place (`pktlab knob xdp-drops`).
+pub fn xdp_drops_during(how_long: Duration) -> Result<(u64, Vec<NamedXdpDrop>), LabError> {
+    let failed = |e: pktlab_io::IoError| LabError::Knob {
+        knob: "xdp-drops".into(),
+        why: e.to_string(),
+    };
+    let tracer = XdpDropTracer::start().map_err(failed)?;
+    let before = tracer.read().map_err(failed)?;
+    std::thread::sleep(how_long);
+    let grew = tracer.read().map_err(failed)?.since(&before);
+    Ok((grew.total(), pktlab_io::xdpdrops::name(&grew)))
+}
+
 /// A built-in configuration name of the form `KNOB-VALUE` that sets a host
 /// sysctl (`netdev_max_backlog-2000`): its full key and value. None for a
 /// name that is not of that form; Err for a known knob with a value that

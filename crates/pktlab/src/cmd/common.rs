@@ -1,9 +1,19 @@
 //! Argument groups and small helpers shared by the subcommands.
 
 use std::io::Write;
-use std::net::IpAddr;
 
-use pktlab_wire::mac::MacAddr;
+/// The drop tracer in `mode`; where it cannot start in auto mode, one
+/// line saying why and what the run does without it (`fallback`).
+pub fn drop_tracer(
+    mode: pktlab_loss::drops::DropTrace,
+    fallback: &str,
+) -> anyhow::Result<pktlab_loss::tracer::Tracer> {
+    let (tracer, off) = pktlab_loss::tracer::Tracer::start(mode)?;
+    if let Some(why) = off {
+        eprintln!("drop trace off: {why}; {fallback}");
+    }
+    Ok(tracer)
+}
 
 /// `--json` and `--quiet`, shared by every command that reports a run.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -58,46 +68,22 @@ pub fn write_stdout(text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// Writes a line and flushes (so a pipe sees each interval); true when the
+/// reader has gone away.
+pub fn emit_line(out: &mut impl Write, line: &str) -> anyhow::Result<bool> {
+    match writeln!(out, "{line}").and_then(|()| out.flush()) {
+        Ok(()) => Ok(false),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(true),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Prints one JSON line and flushes, so that a reader sees each interval
 /// as it happens.
 pub fn print_json(v: &serde_json::Value) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{v}");
     let _ = out.flush();
-}
-
-/// The CPUs of `--cpus`, checked against the ones this process may use.
-pub fn cpus(list: Option<&str>) -> anyhow::Result<Vec<usize>> {
-    let Some(list) = list else {
-        return Ok(Vec::new());
-    };
-    let cpus = pktlab_engine::affinity::parse_cpu_list(list)?;
-    pktlab_engine::affinity::check_cpus(&cpus)?;
-    Ok(cpus)
-}
-
-/// AF_XDP settings from `--zerocopy auto|on|off`.
-pub fn xdp_config(zerocopy: &str) -> anyhow::Result<pktlab_io::afxdp::XdpConfig> {
-    use pktlab_io::afxdp::ZeroCopy;
-    let zerocopy = match zerocopy {
-        "auto" => ZeroCopy::Auto,
-        "on" => ZeroCopy::On,
-        "off" => ZeroCopy::Off,
-        other => {
-            return Err(crate::error::usage(format!(
-                "invalid --zerocopy '{other}': use auto, on or off"
-            )))
-        }
-    };
-    Ok(pktlab_io::afxdp::XdpConfig {
-        zerocopy,
-        ..Default::default()
-    })
-}
-
-/// The next hop's MAC towards `dst` out of `iface`.
-pub fn next_hop_mac(iface: &str, dst: IpAddr) -> anyhow::Result<MacAddr> {
-    Ok(MacAddr(pktlab_lab::neigh::next_hop_mac(iface, dst)?))
 }
 
 /// A hyperfine-style progress bar with an ETA on a terminal; on anything

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use pktlab_bench::campaign::compare::{self, Block};
-use pktlab_stats::ministat::{self, RenderOptions};
+use pktlab_campaign::compare;
+use pktlab_report::compare as out;
 use pktlab_stats::Confidence;
 
 use crate::cmd::common;
@@ -45,74 +45,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             args.confidence
         ))
     })?;
-    let mut folders = Vec::new();
-    for d in &args.dirs {
-        let mut f = compare::load(d)?;
-        if let Some(c) = &args.config {
-            f.configs.retain(|x| x == c);
-        }
-        if let Some(t) = &args.traffic {
-            f.traffics.retain(|x| x == t);
-        }
-        folders.push(f);
-    }
-    let blocks: Vec<Block> = if folders.len() == 1 {
-        compare::between_configs(&folders[0])
+    let blocks = compare::blocks(&args.dirs, args.config.as_deref(), args.traffic.as_deref())?;
+    common::write_stdout(&if args.json {
+        blocks
+            .iter()
+            .map(|b| format!("{}\n", out::block_json(b, confidence)))
+            .collect()
     } else {
-        compare::between_folders(&folders)?
-    };
-    let blocks: Vec<Block> = blocks
-        .into_iter()
-        .filter(|b| !b.datasets.is_empty())
-        .collect();
-    if blocks.is_empty() {
-        return Err(usage(format!(
-            "nothing to compare in {}{}{}",
-            args.dirs[0].display(),
-            args.config
-                .as_deref()
-                .map(|c| format!(" for configuration {c}"))
-                .unwrap_or_default(),
-            args.traffic
-                .as_deref()
-                .map(|t| format!(" for traffic {t}"))
-                .unwrap_or_default(),
-        )));
-    }
-    let mut text = String::new();
-    for (i, b) in blocks.iter().enumerate() {
-        if args.json {
-            let analysis = ministat::analyze(&b.datasets, confidence);
-            let mut v = serde_json::to_value(&analysis)?;
-            v["title"] = serde_json::json!(b.title);
-            v["drops"] = b
-                .losses
-                .iter()
-                .map(|(name, sum)| {
-                    let mut l = serde_json::to_value(sum)?;
-                    l["name"] = serde_json::json!(name);
-                    Ok(l)
-                })
-                .collect::<Result<Vec<_>, serde_json::Error>>()?
-                .into();
-            text += &format!("{v}\n");
-        } else {
-            if i > 0 {
-                text.push('\n');
-            }
-            text += &format!("{}\n", b.title);
-            let options = RenderOptions {
-                confidence,
-                ..RenderOptions::default()
-            };
-            text += &ministat::render(&b.datasets, &options);
-            if !b.losses.is_empty() {
-                text += "Where the lost frames went (summed over the runs):\n";
-                for (name, sum) in &b.losses {
-                    text += &format!("{}\n", pktlab_report::drops::loss_sum_text(name, sum));
-                }
-            }
-        }
-    }
-    common::write_stdout(&text)
+        out::blocks_text(&blocks, confidence)
+    })
 }

@@ -81,7 +81,7 @@ fn write_pages(
     let mut roff = Vec::new();
     clap_mangen::Man::new(page).render(&mut roff)?;
     let path = dir.join(format!("{name}.1"));
-    pktlab_bench::atomic::write_atomic(&path, &roff)?;
+    pktlab_campaign::atomic::write_atomic(&path, &roff)?;
     written.push(path);
     for sub in visible_subcommands(cmd) {
         write_pages(sub, &format!("{name}-{}", sub.get_name()), dir, written)?;
@@ -155,8 +155,7 @@ pub fn docs(
             crate::cmd::common::write_stdout(&lines(&paths))
         }
         DocsWhat::CampaignKeys => {
-            let schema = pktlab_bench::campaign::file::CampaignFile::json_schema();
-            let keys = campaign_keys(schema.as_value())?;
+            let keys = pktlab_campaign::keys::campaign_keys().map_err(|e| anyhow::anyhow!(e))?;
             crate::cmd::common::write_stdout(&lines(&keys))
         }
         DocsWhat::CheckCampaign { files } => check_campaigns(&files),
@@ -205,10 +204,10 @@ fn parse_command_line(
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {}
         Err(e) => return Err(clap_one_line(&e)),
     }
-    if words.get(1).map(String::as_str) == Some(crate::cmd::pktgen::NAME) {
+    if words.get(1).map(String::as_str) == Some(pktlab_pktgen::NAME) {
         // Any CPU count a documented -c may name.
-        crate::cmd::pktgen::options::parse(&words[2..], usize::from(u16::MAX))
-            .map_err(|e| crate::error::one_line(&e))?;
+        pktlab_pktgen::options::parse(&words[2..], usize::from(u16::MAX))
+            .map_err(|e| e.to_string())?;
     }
     Ok(())
 }
@@ -232,112 +231,8 @@ fn subcommand_paths(cmd: &clap::Command, prefix: &str, out: &mut Vec<String>) {
     }
 }
 
-/// Every leaf key of the schema: `(top level)`, `[lab]`, `[[traffic]]`,
-/// `[[lab.generator]]`, each with the key's type and whether it is required.
-fn campaign_keys(schema: &serde_json::Value) -> anyhow::Result<Vec<String>> {
-    let mut out = Vec::new();
-    walk_table(schema, schema, "", false, &mut out)?;
-    Ok(out)
-}
-
-fn walk_table(
-    root: &serde_json::Value,
-    table: &serde_json::Value,
-    path: &str,
-    array: bool,
-    out: &mut Vec<String>,
-) -> anyhow::Result<()> {
-    let header = match (path, array) {
-        ("", _) => "(top level)".to_string(),
-        (p, false) => format!("[{p}]"),
-        (p, true) => format!("[[{p}]]"),
-    };
-    let required: Vec<&str> = table["required"]
-        .as_array()
-        .map(|r| r.iter().filter_map(|k| k.as_str()).collect())
-        .unwrap_or_default();
-    let Some(props) = table["properties"].as_object() else {
-        anyhow::bail!("{header}: the schema has no properties");
-    };
-    for (key, value) in props {
-        let value = resolve(root, value)?;
-        let sub_path = match path {
-            "" => key.clone(),
-            p => format!("{p}.{key}"),
-        };
-        if value["properties"].is_object() {
-            walk_table(root, value, &sub_path, false, out)?;
-            continue;
-        }
-        let items = resolve(root, &value["items"])?;
-        if items["properties"].is_object() {
-            walk_table(root, items, &sub_path, true, out)?;
-            continue;
-        }
-        let need = match required.contains(&key.as_str()) {
-            true => "required",
-            false => "optional",
-        };
-        out.push(format!(
-            "{header}\t{key}\t{}\t{need}",
-            type_name(value, items)
-        ));
-    }
-    Ok(())
-}
-
-/// A `$ref` to `#/$defs/NAME` replaced by the definition.
-fn resolve<'a>(
-    root: &'a serde_json::Value,
-    value: &'a serde_json::Value,
-) -> anyhow::Result<&'a serde_json::Value> {
-    match value["$ref"].as_str() {
-        None => Ok(value),
-        Some(r) => {
-            let name = r.strip_prefix("#/$defs/").unwrap_or(r);
-            match &root["$defs"][name] {
-                serde_json::Value::Null => anyhow::bail!("the schema has no definition {r}"),
-                def => Ok(def),
-            }
-        }
-    }
-}
-
-/// `string`, `integer`, `array of string`: the JSON type without `null`.
-fn type_name(value: &serde_json::Value, items: &serde_json::Value) -> String {
-    let base = |v: &serde_json::Value| -> String {
-        match &v["type"] {
-            serde_json::Value::String(t) => t.clone(),
-            serde_json::Value::Array(ts) => ts
-                .iter()
-                .filter_map(|t| t.as_str())
-                .filter(|t| *t != "null")
-                .collect::<Vec<_>>()
-                .join(" or "),
-            _ => "any".to_string(),
-        }
-    };
-    match base(value).as_str() {
-        "array" => format!("array of {}", base(items)),
-        other => other.to_string(),
-    }
-}
-
 fn check_campaigns(files: &[PathBuf]) -> anyhow::Result<()> {
-    use pktlab_bench::campaign::file::CampaignFile;
-    let mut failures = Vec::new();
-    for file in files {
-        let text = std::fs::read_to_string(file).map_err(|e| {
-            crate::error::usage(format!(
-                "cannot read {}: {}",
-                file.display(),
-                crate::error::os_message(&e)
-            ))
-        })?;
-        if let Err(e) = CampaignFile::parse(&text) {
-            failures.push(format!("{}: {e}", file.display()));
-        }
-    }
+    let failures = pktlab_campaign::keys::check_files(files)?;
     crate::cmd::common::write_stdout(&lines(&failures))?;
     match failures.len() {
         0 => Ok(()),
@@ -348,62 +243,6 @@ fn check_campaigns(files: &[PathBuf]) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn keys_of_a_schema_by_hand() {
-        // A schema written by hand in the shape schemars derives.
-        let schema = serde_json::json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": ["string", "null"]},
-                "lab": {"$ref": "#/$defs/Lab"},
-                "traffic": {"type": "array", "items": {"$ref": "#/$defs/T"}},
-            },
-            "$defs": {
-                "Lab": {"type": "object", "properties": {
-                    "ifaces": {"type": "array", "items": {"type": "string"}},
-                    "generator": {"type": "array", "items": {"$ref": "#/$defs/G"}},
-                }},
-                "G": {"type": "object", "required": ["iface"], "properties": {
-                    "iface": {"type": "string"},
-                }},
-                "T": {"type": "object", "properties": {
-                    "sizes": {"type": ["array", "null"], "items": {"type": "integer"}},
-                }},
-            }
-        });
-        let keys = campaign_keys(&schema).unwrap();
-        assert_eq!(
-            keys,
-            [
-                // Keys in the schema's (alphabetical) order: generator, ifaces.
-                "[[lab.generator]]\tiface\tstring\trequired",
-                "[lab]\tifaces\tarray of string\toptional",
-                "(top level)\tname\tstring\toptional",
-                "[[traffic]]\tsizes\tarray of integer\toptional",
-            ]
-        );
-    }
-
-    #[test]
-    fn the_campaign_files_keys_come_from_its_types() {
-        let schema = pktlab_bench::campaign::file::CampaignFile::json_schema();
-        let keys = campaign_keys(schema.as_value()).unwrap();
-        for key in [
-            "(top level)\tname\tstring\toptional",
-            "[run]\titerations\tinteger\toptional",
-            "[[traffic]]\tname\tstring\trequired",
-            "[[traffic]]\tsizes\tarray of integer\toptional",
-            "[[lab.generator]]\tiface\tstring\trequired",
-            "[[config]]\tapply\tarray of string\toptional",
-        ] {
-            assert!(keys.iter().any(|k| k == key), "{key} not in {keys:#?}");
-        }
-        assert!(
-            !keys.iter().any(|k| k.contains("\tgenerator\t")),
-            "{keys:#?}"
-        );
-    }
 
     fn parse_with_clap(cmd: clap::Command) -> impl Fn(&[String]) -> Result<(), clap::Error> {
         move |words| cmd.clone().try_get_matches_from(words).map(|_| ())

@@ -3,13 +3,15 @@
 //! reason traced), then a summary, with the CPUs' backlog refusals the
 //! kernel counted meanwhile.
 
-use std::io::Write;
 use std::time::{Duration, Instant};
+
+use pktlab_engine::stop::Ticker;
 
 use pktlab_io::droptrace::{netns_inode, DropCounts, DropTracer, Places};
 use pktlab_report::drops as out;
 use pktlab_wire::units;
 
+use crate::cmd::common::emit_line;
 use crate::error::usage;
 
 /// Count the frames the kernel drops, by network namespace, interface,
@@ -88,52 +90,36 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         out::header()
     };
-    if emit(&mut stdout, &ready)? {
+    if emit_line(&mut stdout, &ready)? {
         return Ok(());
     }
-    let start = Instant::now();
-    let end = time.map(|d| start + d);
-    let mut prev = first.clone();
-    let mut prev_at = start;
-    let mut t: u64 = 0;
+    let mut ticker = Ticker::new(interval, time);
+    let (mut prev, mut prev_at) = (first.clone(), ticker.start());
     loop {
-        t += 1;
-        let mut deadline = start + interval * t as u32;
-        if let Some(e) = end {
-            deadline = deadline.min(e);
-        }
-        let mut stopped = false;
-        while Instant::now() < deadline {
-            if pktlab_engine::stop::interrupted() {
-                stopped = true;
-                break;
-            }
-            std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
-        }
+        let tick = ticker.wait();
         let now = filter(tracer.read()?);
         let at = Instant::now();
-        let seconds = (at - prev_at).as_secs_f64();
         let named = places.name(&now.since(&prev));
+        let seconds = (at - prev_at).as_secs_f64();
         let line = if args.json {
-            out::interval_json(t, seconds, &named).to_string()
+            out::interval_json(tick.number, seconds, &named).to_string()
         } else {
-            out::interval_text(t, seconds, &named)
+            out::interval_text(tick.number, seconds, &named)
         };
-        if emit(&mut stdout, &line)? {
+        if emit_line(&mut stdout, &line)? {
             return Ok(());
         }
-        prev = now;
-        prev_at = at;
-        if stopped || end.is_some_and(|e| at >= e) {
+        (prev, prev_at) = (now, at);
+        if tick.interrupted || tick.at_end {
             break;
         }
     }
-    let seconds = (prev_at - start).as_secs_f64();
+    let seconds = (prev_at - ticker.start()).as_secs_f64();
     let all = prev.since(&first);
     if all.missed > 0 {
         eprintln!(
             "pktlab: warning: {}",
-            pktlab_bench::drops::missed_line(all.missed)
+            pktlab_loss::drops::missed_line(all.missed)
         );
     }
     let named = places.name(&all);
@@ -146,16 +132,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         out::summary_text(seconds, args.all, &named, &backlogs)
     };
-    emit(&mut stdout, &line)?;
+    emit_line(&mut stdout, &line)?;
     Ok(())
-}
-
-/// Writes a line and flushes (so a pipe sees each interval); true when the
-/// reader has gone away.
-fn emit(out: &mut impl Write, line: &str) -> anyhow::Result<bool> {
-    match writeln!(out, "{line}").and_then(|()| out.flush()) {
-        Ok(()) => Ok(false),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(true),
-        Err(e) => Err(e.into()),
-    }
 }

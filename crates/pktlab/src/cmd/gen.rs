@@ -1,24 +1,15 @@
 //! `pktlab gen`: the generator.
 
-use std::time::Duration;
-
 use clap::Parser;
-use pktlab_bench::drops::{self, DropTrace};
-use pktlab_engine::backend::IoSpec;
 use pktlab_engine::gen::{run_gen_accounted, GenConfig};
-use pktlab_engine::tx::{TxEvent, TxPlan, DEFAULT_BATCH};
+use pktlab_engine::options::{self, GenOptions};
+use pktlab_engine::tx::{TxEvent, DEFAULT_BATCH};
 use pktlab_engine::StopSignal;
-use pktlab_report::drops as report_drops;
+use pktlab_loss::drops::{self, DropTrace};
 use pktlab_report::gen::{self as out, GenInfo};
-use pktlab_wire::flow::{FlowOrder, FlowSet};
-use pktlab_wire::frame::FrameSpec;
 use pktlab_wire::mac::MacAddr;
-use pktlab_wire::range::{EndpointRange, Family};
-use pktlab_wire::size::SizeMix;
-use pktlab_wire::{flow, units};
 
 use crate::cmd::common::{self, Output};
-use crate::error::usage;
 
 /// Generate test traffic, like netmap's `pkt-gen -f tx`.
 ///
@@ -122,15 +113,6 @@ pub struct Args {
     pub output: Output,
 }
 
-/// How long frames still in flight when the last one left may take to
-/// be dropped further on (a DUT's queues): read before the tracer's last
-/// count.
-const IN_FLIGHT: Duration = Duration::from_millis(200);
-
-/// How much longer to wait, at most, for the host's backlogs to empty and
-/// the drops to stop (a loaded host's softirq work lags behind).
-const SETTLE_LIMIT: Duration = Duration::from_secs(3);
-
 pub fn run(args: Args) -> anyhow::Result<()> {
     let cfg = config(&args)?;
     // Off by default: gen cannot know the loss (the receiver does), so its
@@ -140,21 +122,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let trace: DropTrace = args.drop_trace.parse()?;
     let stop = StopSignal::new();
     common::install_signals()?;
+    let tracer = common::drop_tracer(trace, "no drops are reported")?;
     let window = match trace {
         DropTrace::Off => None,
-        mode => {
-            drops::set_mode(mode);
-            Some(drops::begin_else("no drops are reported")?)
-        }
+        _ => Some(tracer.window()?),
     };
     let src = args
         .src
         .clone()
-        .unwrap_or_else(|| default_range(&cfg, true));
+        .unwrap_or_else(|| options::default_range(&cfg, true).to_string());
     let dst = args
         .dst
         .clone()
-        .unwrap_or_else(|| default_range(&cfg, false));
+        .unwrap_or_else(|| options::default_range(&cfg, false).to_string());
     let sizes = &cfg.frames.sizes;
     let info = GenInfo {
         iface: cfg.iface.clone(),
@@ -179,34 +159,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // summary of what it did.
     let (summary, lost) = result?;
     let dropped = match window {
-        Some(w) => {
-            std::thread::sleep(IN_FLIGHT);
-            w.settle(SETTLE_LIMIT);
-            let lab = drops::LabNamespaces::builtin_around(&drops::own_netns());
-            w.end()?
-                .map(|t| (drops::host_drops(&t.places, lab.as_ref()), t.missed))
-        }
+        Some(w) => w.host_drops_after_send()?,
         None => None,
     };
+    if let Some((_, missed)) = dropped.as_ref().filter(|d| d.1 > 0) {
+        eprintln!("pktlab: warning: {}", drops::missed_line(*missed));
+    }
     o.summary(
-        || {
-            let mut v = out::summary_json(&summary, &info);
-            if let Some((d, missed)) = &dropped {
-                v["drops"] = report_drops::host_drops_json(d);
-                if *missed > 0 {
-                    v["drops"]["tracer_missed"] = (*missed).into();
-                }
-            }
-            v
-        },
-        || {
-            let mut text = out::summary_text(&summary, &info);
-            if let Some((d, _)) = &dropped {
-                text += &report_drops::host_drops_line(d);
-                text += "\n";
-            }
-            text
-        },
+        || out::summary_json(&summary, &info, dropped.as_ref()),
+        || out::summary_text(&summary, &info, dropped.as_ref()),
     );
     match lost {
         Some(lost) => Err(pktlab_engine::EngineError::Undelivered(lost).into()),
@@ -214,171 +175,44 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
-fn default_range(cfg: &GenConfig, src: bool) -> String {
-    let v6 = cfg.frames.flows.family() == Family::Inet6;
-    match (src, v6) {
-        (true, false) => flow::LAB_SRC_V4,
-        (false, false) => flow::LAB_DST_V4,
-        (true, true) => flow::LAB_SRC_V6,
-        (false, true) => flow::LAB_DST_V6,
+impl Args {
+    /// The options as the engine reads them.
+    pub fn options(&self) -> GenOptions {
+        GenOptions {
+            iface: self.iface.clone(),
+            io: self.io.clone(),
+            zerocopy: self.zerocopy.clone(),
+            src: self.src.clone(),
+            dst: self.dst.clone(),
+            inet6: self.inet6,
+            src_mac: self.src_mac.clone(),
+            dst_mac: self.dst_mac.clone(),
+            size: self.size.clone(),
+            count: self.count.clone(),
+            duration: self.duration.clone(),
+            rate: self.rate.clone(),
+            link_speed: self.link_speed.clone(),
+            threads: self.threads,
+            cpus: self.cpus.clone(),
+            vlan: self.vlan,
+            ttl: self.ttl,
+            flows: self.flows.clone(),
+            seed: self.seed,
+            batch: self.batch,
+            interval: self.interval.clone(),
+            allow_public: self.allow_public,
+        }
     }
-    .to_string()
 }
 
 /// Turns the arguments into a checked configuration: every usage error is
-/// found here, before any port is opened.
+/// found here, before any port is opened. The next hop's MAC comes from
+/// the kernel's tables when -D does not give it.
 pub fn config(args: &Args) -> anyhow::Result<GenConfig> {
-    let io: IoSpec = args.io.parse()?;
-    if io.needs_iface() && args.iface.is_none() {
-        return Err(usage(format!(
-            "--io {} needs an interface: give -i IFACE",
-            io.name()
-        )));
+    let setup = options::gen_config(&args.options())?;
+    let mut cfg = setup.config;
+    if let Some((iface, dst)) = setup.next_hop {
+        cfg.frames.dst_mac = MacAddr(pktlab_lab::neigh::next_hop_mac(&iface, dst)?);
     }
-    let flows = flow_set(args)?;
-    if !args.allow_public {
-        pktlab_wire::safety::check_destinations(&flows)?;
-    }
-    let sizes: SizeMix = match &args.size {
-        Some(size) => size.parse()?,
-        None => SizeMix::single(pktlab_wire::frame::min_frame_size(
-            flows.family(),
-            args.vlan.is_some(),
-        ))?,
-    };
-    let order = match args.flows.as_str() {
-        "seq" | "sequential" => FlowOrder::Sequential,
-        "random" => FlowOrder::Random { seed: args.seed },
-        other => {
-            return Err(usage(format!(
-                "invalid flow order '{other}': use seq or random"
-            )))
-        }
-    };
-    let count = args.count.as_deref().map(units::parse_count).transpose()?;
-    if count == Some(0) {
-        return Err(usage("invalid count 0: give at least 1 frame"));
-    }
-    let duration = args
-        .duration
-        .as_deref()
-        .map(units::parse_duration)
-        .transpose()?;
-    if duration == Some(Duration::ZERO) {
-        return Err(usage("invalid duration 0: give a positive time"));
-    }
-    let link = args
-        .link_speed
-        .as_deref()
-        .map(units::parse_link_speed)
-        .transpose()?;
-    let rate_pps = match args.rate.as_deref() {
-        Some(r) => Some(units::parse_rate(r)?.to_pps(sizes.mean(), link)?),
-        None => None,
-    };
-    let interval = units::parse_duration(&args.interval)?;
-    if interval < Duration::from_millis(10) {
-        return Err(usage(format!(
-            "invalid interval '{}': use at least 10ms",
-            args.interval
-        )));
-    }
-    let cpus = common::cpus(args.cpus.as_deref())?;
-    pktlab_wire::check_threads(args.threads).map_err(|e| usage(e.to_string()))?;
-    if args.batch == 0 || args.batch > 4096 {
-        return Err(usage(format!(
-            "invalid batch {}: use 1 to 4096",
-            args.batch
-        )));
-    }
-    // Addresses given by hand are checked before anything is looked up.
-    let src_mac = args
-        .src_mac
-        .as_deref()
-        .map(str::parse::<MacAddr>)
-        .transpose()?;
-    let dst_mac = args
-        .dst_mac
-        .as_deref()
-        .map(str::parse::<MacAddr>)
-        .transpose()?;
-    let mut frames = FrameSpec {
-        src_mac: src_mac.unwrap_or(MacAddr([0x02, 0, 0, 0, 0, 1])),
-        dst_mac: dst_mac.unwrap_or(MacAddr([0x02, 0, 0, 0, 0, 2])),
-        vlan: args.vlan,
-        ttl: args.ttl,
-        flows,
-        order,
-        sizes,
-    };
-    frames.validate()?;
-    // The interface is looked up even when it is not used (null, pcap), so a
-    // typo is caught the same way with every backend.
-    if let Some(name) = &args.iface {
-        let iface = pktlab_io::iface::lookup(name)?;
-        if src_mac.is_none() {
-            frames.src_mac = MacAddr(iface.mac);
-        }
-        if dst_mac.is_none() && io.needs_iface() {
-            frames.dst_mac = common::next_hop_mac(name, frames.flows.flow(0).dst)?;
-        }
-    }
-    frames.validate_threads(args.threads as u32)?;
-    let needs_iface = io.needs_iface();
-    Ok(GenConfig {
-        io,
-        iface: args.iface.clone(),
-        frames,
-        xdp: common::xdp_config(&args.zerocopy)?,
-        plan: TxPlan {
-            threads: args.threads,
-            count,
-            duration,
-            rate_pps,
-            batch: args.batch,
-            interval,
-            cpus,
-            netns: None,
-            iface: args.iface.clone().filter(|_| needs_iface),
-            share: None,
-        },
-    })
-}
-
-/// The flows from -s/-d, with the built-in lab's ranges as defaults of the
-/// family the given addresses (or -6) choose.
-fn flow_set(args: &Args) -> anyhow::Result<FlowSet> {
-    flows_of(args.src.as_deref(), args.dst.as_deref(), args.inet6)
-}
-
-/// The flows of -s/-d/-6 as `gen` reads them (`recv` reads the same
-/// options to know which streams to expect).
-pub(crate) fn flows_of(
-    src: Option<&str>,
-    dst: Option<&str>,
-    inet6: bool,
-) -> anyhow::Result<FlowSet> {
-    let src: Option<EndpointRange> = src.map(str::parse).transpose()?;
-    let dst: Option<EndpointRange> = dst.map(str::parse).transpose()?;
-    let family = src
-        .as_ref()
-        .or(dst.as_ref())
-        .map(|r| r.family())
-        .unwrap_or(if inet6 { Family::Inet6 } else { Family::Inet4 });
-    if inet6 && family != Family::Inet6 {
-        return Err(usage("-6 asks for IPv6, but the ranges given are IPv4"));
-    }
-    let (dsrc, ddst) = match family {
-        Family::Inet4 => (flow::LAB_SRC_V4, flow::LAB_DST_V4),
-        Family::Inet6 => (flow::LAB_SRC_V6, flow::LAB_DST_V6),
-    };
-    let src = match src {
-        Some(s) => s,
-        None => dsrc.parse()?,
-    };
-    let dst = match dst {
-        Some(d) => d,
-        None => ddst.parse()?,
-    };
-    Ok(FlowSet::new(src, dst)?)
+    Ok(cfg)
 }

@@ -1,17 +1,14 @@
 //! `pktlab history`: every campaign in a database (SQLite by default,
 //! PostgreSQL with `--db postgresql://...`), trends split into groups by
-//! FD.io CSIT's jumpavg, their page, and two labels compared; and
-//! [`record_finished`], which `bench` and `rfc2544` call when a campaign
-//! ends.
+//! FD.io CSIT's jumpavg, their page, and two labels compared.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use pktlab_history::import::{folder, pps};
-use pktlab_history::series::{self, Filter, Metric, OrderBy};
-use pktlab_history::{html, text, trend, Database, DbTarget, HistoryError};
+use pktlab_history::commands::{self, Selection};
+use pktlab_history::{text, DbTarget};
 use pktlab_stats::Confidence;
 
-use crate::cmd::common::{print_json, write_stdout};
+use crate::cmd::common::write_stdout;
 use crate::error::usage;
 
 /// The results history: every campaign of bench and rfc2544 in a database,
@@ -155,307 +152,77 @@ pub struct ListArgs {
     pub json: bool,
 }
 
-/// How a finished `bench` or `rfc2544` campaign goes into the history.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub struct RecordArgs {
-    /// Do not add this campaign to the results history
-    #[arg(long = "no-history")]
-    pub no_history: bool,
-    /// The campaign's label in the history: the kernel, firmware or
-    /// ruleset under test [default: the DUT's kernel release]
-    #[arg(long = "label", value_name = "LABEL")]
-    pub label: Option<String>,
-    /// History database: an SQLite file or a postgresql:// URL [default:
-    /// $PKTLAB_HISTORY_DB, else ~/.local/share/pktlab/history.sqlite]
-    #[arg(long = "db", value_name = "DB")]
-    pub db: Option<String>,
-}
-
-/// Checks `--label` and `--db` before the campaign starts (`bench` and
-/// `rfc2544` call it first), so that a typo is not found after an hour of
-/// runs.
-pub fn check_record_args(args: &RecordArgs) -> anyhow::Result<()> {
-    if args.no_history {
-        if let Some(flag) = [
-            ("--label", args.label.is_some()),
-            ("--db", args.db.is_some()),
-        ]
-        .iter()
-        .find_map(|(f, set)| set.then_some(f))
-        {
-            return Err(usage(format!("{flag} cannot be used with --no-history")));
+impl SeriesArgs {
+    fn selection(&self) -> Selection {
+        Selection {
+            config: self.config.clone(),
+            traffic: self.traffic.clone(),
+            size: self.size.clone(),
+            metric: self.metric.clone(),
         }
-        return Ok(());
-    }
-    if let Some(l) = &args.label {
-        pktlab_history::import::check_label(l).map_err(fail)?;
-    }
-    DbTarget::resolve(args.db.as_deref()).map_err(fail)?;
-    Ok(())
-}
-
-fn runs(n: usize) -> String {
-    text::plural(n, "run")
-}
-
-/// A history error as the binary reports it: exit code 2 for bad input.
-fn fail(e: HistoryError) -> anyhow::Error {
-    if e.is_usage() {
-        usage(e.to_string())
-    } else {
-        anyhow::anyhow!("{e}")
-    }
-}
-
-/// Adds the campaign of results folder `dir` to the history, unless
-/// `--no-history`. A failure is one warning line and never fails the
-/// campaign, whose folder is whole either way; `say`: a line on success.
-pub fn record_finished(args: &RecordArgs, dir: &Path, say: bool) {
-    if args.no_history {
-        return;
-    }
-    let done = DbTarget::resolve(args.db.as_deref()).and_then(|target| {
-        pktlab_history::record_folder(&target, dir, args.label.as_deref()).map(|r| (r, target))
-    });
-    match done {
-        Ok((r, target)) if say => println!(
-            "History: {} as '{}' in {} (pktlab history trend shows it).",
-            match (r.new_campaign, r.runs_added) {
-                (true, n) => format!("{} recorded", runs(n)),
-                (false, 0) => "already recorded".to_string(),
-                (false, n) => format!("{} more recorded", runs(n)),
-            },
-            r.label,
-            target.display()
-        ),
-        Ok(_) => {}
-        Err(e) => eprintln!(
-            "pktlab: warning: not recorded in the history: {e} (the results folder is whole: pktlab history import {} adds it later)",
-            dir.display()
-        ),
     }
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let target = DbTarget::resolve(args.db.as_deref()).map_err(fail)?;
-    match args.command {
-        Sub::Import(a) => import(&target, a),
-        Sub::ImportPps(a) => import_pps(&target, a),
-        Sub::Trend(a) => trend_cmd(&target, a),
-        Sub::Report(a) => report(&target, a),
-        Sub::Compare(a) => compare(&target, a),
-        Sub::List(a) => list(&target, a),
-    }
-}
-
-fn import(target: &DbTarget, a: ImportArgs) -> anyhow::Result<()> {
-    if let Some(l) = &a.label {
-        pktlab_history::import::check_label(l).map_err(fail)?;
-    }
-    // Every folder read first: a bad one stops the import before any is
-    // recorded.
-    let records = a
-        .dirs
-        .iter()
-        .map(|d| folder::read_folder(d, a.label.as_deref()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(fail)?;
-    let mut db = Database::open(target, true).map_err(fail)?;
-    let mut out = String::new();
-    for (dir, rec) in a.dirs.iter().zip(&records) {
-        let r = db.record(rec).map_err(fail)?;
-        out += &format!(
-            "{}: {} ({} '{}', label '{}')\n",
-            dir.display(),
-            match (r.new_campaign, r.runs_added) {
-                (true, n) => format!("added, {}", runs(n)),
-                (false, 0) => "already in the history, nothing added".to_string(),
-                (false, n) => format!("already in the history, {} more added", runs(n)),
-            },
-            rec.source.as_str(),
-            rec.name,
-            r.label
-        );
-    }
-    write_stdout(&out)
-}
-
-fn import_pps(target: &DbTarget, a: ImportPpsArgs) -> anyhow::Result<()> {
-    let order = match &a.order {
-        Some(p) => Some(pktlab_history::order::read_order_file(p).map_err(fail)?),
-        None => None,
-    };
-    let options = pps::PpsOptions {
-        traffic: a.traffic.clone(),
-        size: a.size.clone(),
-        order: order.clone(),
-    };
-    let f = pps::read_pps_folder(&a.dir, &options).map_err(fail)?;
-    let mut db = Database::open(target, true).map_err(fail)?;
-    let (mut added, mut there, mut runs) = (0, 0, 0);
-    for rec in &f.records {
-        let r = db.record(rec).map_err(fail)?;
-        runs += r.runs_added;
-        if r.new_campaign {
-            added += 1;
-        } else {
-            there += 1;
+    let target = DbTarget::resolve(args.db.as_deref())?;
+    let text = match args.command {
+        Sub::Import(a) => commands::import_folders(&target, &a.dirs, a.label.as_deref()),
+        Sub::ImportPps(a) => {
+            commands::import_pps(&target, &a.dir, &a.traffic, &a.size, a.order.as_deref())
         }
-    }
-    if let Some(order) = &order {
-        db.set_label_order(order).map_err(fail)?;
-    }
-    write_stdout(&format!(
-        "{}: {} labels from {} .pps files: {added} added ({runs} runs), {there} already in the history; {} other files ignored\n",
-        a.dir.display(),
-        f.records.len(),
-        f.files,
-        f.ignored
-    ))
-}
-
-/// The trends of the series `s` selects, and notes on those that cannot
-/// be split.
-fn trends(
-    target: &DbTarget,
-    s: &SeriesArgs,
-) -> anyhow::Result<(Vec<trend::Trend>, Vec<String>, Database)> {
-    let filter = Filter {
-        config: s.config.clone(),
-        traffic: s.traffic.clone(),
-        size: s.size.clone(),
-        metric: s
-            .metric
-            .as_deref()
-            .map(Metric::parse)
-            .transpose()
-            .map_err(fail)?,
-    };
-    let by = match s.by.as_str() {
-        "label" => OrderBy::Label,
-        "time" => OrderBy::Time,
-        other => return Err(usage(format!("invalid --by '{other}': use label or time"))),
-    };
-    let mut db = Database::open(target, false).map_err(fail)?;
-    let runs = db.runs().map_err(fail)?;
-    let positions = db.label_positions().map_err(fail)?;
-    let all = series::build(&runs, &filter, by, &positions);
-    if all.is_empty() {
-        let mut configs: Vec<&str> = runs.iter().map(|r| r.run.config.as_str()).collect();
-        configs.sort();
-        configs.dedup();
-        return Err(usage(if runs.is_empty() {
-            format!("the history {} holds no run yet", target.display())
-        } else {
-            format!(
-                "no series in the history matches (configurations: {})",
-                configs.join(", ")
-            )
-        }));
-    }
-    let mut out = Vec::new();
-    let mut notes = Vec::new();
-    for s in &all {
-        match trend::trend(s) {
-            Ok(t) => out.push(t),
-            Err(e) => notes.push(format!(
-                "{}: {}: not split: {e}",
-                s.key.title(),
-                s.key.metric
-            )),
-        }
-    }
-    Ok((out, notes, db))
-}
-
-fn trend_cmd(target: &DbTarget, a: TrendArgs) -> anyhow::Result<()> {
-    let (trends, notes, _) = trends(target, &a.series)?;
-    let mut out = String::new();
-    for (i, t) in trends.iter().enumerate() {
-        if a.json {
-            print_json(&serde_json::to_value(t)?);
-        } else {
-            if i > 0 {
-                out.push('\n');
+        Sub::Trend(a) => return trend(&target, &a),
+        Sub::Report(a) => commands::trends(&target, &a.series.selection(), &a.series.by)
+            .and_then(|t| commands::write_report(&target, t, &a.output)),
+        Sub::Compare(a) => return compare(&target, &a),
+        Sub::List(a) => commands::list(&target).map(|campaigns| {
+            if a.json {
+                campaigns.iter().map(|c| json_line(&c)).collect()
+            } else {
+                text::list_text(&campaigns)
             }
-            out += &text::trend_text(t);
-        }
-    }
-    for n in &notes {
+        }),
+    };
+    write_stdout(&text?)
+}
+
+fn json_line(v: &impl serde::Serialize) -> String {
+    serde_json::to_string(v).expect("serialisable") + "\n"
+}
+
+fn trend(target: &DbTarget, a: &TrendArgs) -> anyhow::Result<()> {
+    let t = commands::trends(target, &a.series.selection(), &a.series.by)?;
+    let out = if a.json {
+        t.trends.iter().map(json_line).collect()
+    } else {
+        let texts: Vec<String> = t.trends.iter().map(text::trend_text).collect();
+        texts.join("\n")
+    };
+    for n in &t.notes {
         eprintln!("pktlab: {n}");
     }
     write_stdout(&out)
 }
 
-fn report(target: &DbTarget, a: ReportArgs) -> anyhow::Result<()> {
-    let (trends, notes, mut db) = trends(target, &a.series)?;
-    let campaigns = db.campaigns().map_err(fail)?;
-    let mut labels: Vec<&str> = campaigns.iter().map(|c| c.label.as_str()).collect();
-    labels.sort();
-    labels.dedup();
-    let info = html::PageInfo {
-        database: target.display(),
-        campaigns: campaigns.len(),
-        labels: labels.len(),
-        notes,
-    };
-    let page = html::render(&trends, &info);
-    pktlab_bench::atomic::write_atomic(&a.output, page.as_bytes())?;
-    let changes: usize = trends.iter().map(|t| t.changes.len()).sum();
-    write_stdout(&format!(
-        "Wrote {}: {} series, {changes} changes.\n",
-        a.output.display(),
-        trends.len()
-    ))
-}
-
-fn compare(target: &DbTarget, a: CompareArgs) -> anyhow::Result<()> {
+fn compare(target: &DbTarget, a: &CompareArgs) -> anyhow::Result<()> {
     let confidence: Confidence = a.confidence.parse().map_err(|_| {
         usage(format!(
             "invalid confidence level '{}': use 80, 90, 95, 98, 99 or 99.5",
             a.confidence
         ))
     })?;
-    let filter = Filter {
+    let selection = Selection {
         config: a.config.clone(),
         traffic: a.traffic.clone(),
         size: a.size.clone(),
-        metric: a
-            .metric
-            .as_deref()
-            .map(Metric::parse)
-            .transpose()
-            .map_err(fail)?,
+        metric: a.metric.clone(),
     };
-    let mut db = Database::open(target, false).map_err(fail)?;
-    let runs = db.runs().map_err(fail)?;
-    let found = pktlab_history::compare::compare(&runs, &a.a, &a.b, &filter).map_err(fail)?;
-    if found.is_empty() {
-        return Err(usage(format!(
-            "labels '{}' and '{}' share no configuration, traffic and metric to compare",
-            a.a, a.b
-        )));
-    }
-    if a.json {
-        for c in &found {
-            let analysis = pktlab_stats::ministat::analyze(&c.datasets, confidence);
-            let mut v = serde_json::to_value(&analysis)?;
-            v["series"] = serde_json::to_value(&c.key)?;
-            print_json(&v);
-        }
-        return Ok(());
-    }
-    write_stdout(&text::compare_text(&found, confidence))
-}
-
-fn list(target: &DbTarget, a: ListArgs) -> anyhow::Result<()> {
-    let mut db = Database::open(target, false).map_err(fail)?;
-    let campaigns = db.campaigns().map_err(fail)?;
-    if a.json {
-        for c in &campaigns {
-            print_json(&serde_json::to_value(c)?);
-        }
-        return Ok(());
-    }
-    write_stdout(&text::list_text(&campaigns))
+    let found = commands::compare(target, &a.a, &a.b, &selection)?;
+    write_stdout(&if a.json {
+        found
+            .iter()
+            .map(|c| json_line(&commands::comparison_json(c, confidence)))
+            .collect()
+    } else {
+        text::compare_text(&found, confidence)
+    })
 }

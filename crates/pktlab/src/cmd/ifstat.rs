@@ -1,12 +1,14 @@
 //! `pktlab ifstat`: per-second interface counters, like `netstat -iw 1`.
 
-use std::io::Write;
 use std::time::{Duration, Instant};
+
+use pktlab_engine::stop::Ticker;
 
 use pktlab_lab::{netns, ports};
 use pktlab_report::ifstat::{self as out, IfstatRow};
 use pktlab_wire::units;
 
+use crate::cmd::common::emit_line;
 use crate::error::usage;
 
 /// Print input packets, errors, drops and bytes, and output packets,
@@ -38,19 +40,6 @@ pub struct Args {
     pub ifaces: Vec<String>,
 }
 
-/// Names of the interfaces in the calling thread's network namespace, from
-/// `/proc/thread-self/net/dev` (the thread's namespace, unlike
-/// `/proc/self/net`, which follows the main thread).
-fn iface_names() -> std::io::Result<Vec<String>> {
-    let text = std::fs::read_to_string("/proc/thread-self/net/dev")?;
-    Ok(text
-        .lines()
-        .skip(2)
-        .filter_map(|l| l.split_once(':').map(|(n, _)| n.trim().to_string()))
-        .filter(|n| n != "lo")
-        .collect())
-}
-
 pub fn run(args: Args) -> anyhow::Result<()> {
     let interval = units::parse_duration(&args.interval)?;
     if interval < Duration::from_millis(10) {
@@ -70,8 +59,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     let names = if args.ifaces.is_empty() {
         match ns {
-            Some(n) => netns::within(n, iface_names)??,
-            None => iface_names()?,
+            Some(n) => netns::within(n, ports::iface_names)??,
+            None => ports::iface_names()?,
         }
     } else {
         args.ifaces.clone()
@@ -89,52 +78,32 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         "(Total)".to_string()
     };
-    let start = Instant::now();
-    let mut prev_at = start;
-    let mut t: u64 = 0;
+    let mut ticker = Ticker::new(interval, None);
+    let mut prev_at = ticker.start();
     let mut stdout = std::io::stdout().lock();
-    loop {
-        if !args.json && t.is_multiple_of(21) {
-            // netstat repeats its header every 21 lines.
-            if emit(&mut stdout, &out::header(&what))? {
-                return Ok(());
-            }
+    for t in 0.. {
+        // netstat repeats its header every 21 lines.
+        if !args.json && t % 21 == 0 && emit_line(&mut stdout, &out::header(&what))? {
+            return Ok(());
         }
-        t += 1;
-        let deadline = start + interval * t as u32;
-        while Instant::now() < deadline {
-            if pktlab_engine::stop::interrupted() {
-                return Ok(());
-            }
-            std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
+        let tick = ticker.wait();
+        if tick.interrupted {
+            return Ok(());
         }
         let now = read()?;
         let at = Instant::now();
         let deltas: Vec<_> = now.iter().zip(&prev).map(|(n, p)| n.delta(p)).collect();
         let row = IfstatRow::sum(&deltas);
         let line = if args.json {
-            row.json(t as usize, (at - prev_at).as_secs_f64())
+            row.json(tick.number as usize, (at - prev_at).as_secs_f64())
                 .to_string()
         } else {
             out::row(&row)
         };
-        if emit(&mut stdout, &line)? {
+        if emit_line(&mut stdout, &line)? || args.count.is_some_and(|c| tick.number >= c) {
             return Ok(());
         }
-        prev = now;
-        prev_at = at;
-        if args.count.is_some_and(|c| t >= c) {
-            return Ok(());
-        }
+        (prev, prev_at) = (now, at);
     }
-}
-
-/// Writes a line and flushes (so a pipe sees each interval); true when the
-/// reader has gone away.
-fn emit(out: &mut impl Write, line: &str) -> anyhow::Result<bool> {
-    match writeln!(out, "{line}").and_then(|()| out.flush()) {
-        Ok(()) => Ok(false),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(true),
-        Err(e) => Err(e.into()),
-    }
+    Ok(())
 }

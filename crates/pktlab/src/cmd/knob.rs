@@ -4,11 +4,15 @@
 //! (`crates/lab/src/dut.rs`) call it. Arguments and glue only; the work is
 //! in `pktlab_io::fastpath` and `pktlab_lab::knobs`.
 
+use std::time::Duration;
+
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 
 use pktlab_io::fastpath::{self, Redirect, TcHook, XdpForward};
 use pktlab_lab::knobs::{host, napi, state};
+use pktlab_report::knob as out;
 
+use crate::cmd::common;
 use crate::error::usage;
 
 /// Attach or detach a DUT fast path, thread NAPI, set or restore a host
@@ -173,7 +177,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         What::HostSysctl(a) => host_sysctl(a.action),
         What::State(a) => {
             let ports: Vec<&str> = a.ports.iter().map(String::as_str).collect();
-            crate::cmd::common::write_stdout(&state::state_text(&ports)?)
+            common::write_stdout(&state::state_text(&ports)?)
         }
         What::Stats(a) => stats(a),
         What::XdpDrops(a) => xdp_drops(a),
@@ -181,29 +185,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn xdp_drops(a: XdpDropsArgs) -> anyhow::Result<()> {
-    let tracer = pktlab_io::xdpdrops::XdpDropTracer::start()?;
-    let before = tracer.read()?;
-    std::thread::sleep(std::time::Duration::from_secs(a.secs));
-    let d = tracer.read()?.since(&before);
-    let places = pktlab_io::xdpdrops::name(&d);
-    if a.json {
-        let v = serde_json::json!({ "seconds": a.secs, "total": d.total(), "places": places });
-        return crate::cmd::common::write_stdout(&format!("{v}\n"));
-    }
-    let mut text = format!("XDP dropped {} frames in {} s\n", d.total(), a.secs);
-    for p in places {
-        text += &format!(
-            "  {:>12}  {} {} (peer {}) {}: {} [{}]\n",
-            p.frames,
-            p.netns,
-            p.iface,
-            p.peer,
-            p.cause.name(),
-            p.error,
-            p.detail
-        );
-    }
-    crate::cmd::common::write_stdout(&text)
+    let (total, places) = pktlab_lab::knobs::xdp_drops_during(Duration::from_secs(a.secs))?;
+    common::write_stdout(&match a.json {
+        true => out::xdp_drops_json(total, a.secs, &places),
+        false => out::xdp_drops_text(total, a.secs, &places),
+    })
 }
 
 fn xdp(a: XdpArgs) -> anyhow::Result<()> {
@@ -259,9 +245,8 @@ fn host_sysctl(action: HostAction) -> anyhow::Result<()> {
             host::restore_host_sysctl(key.trim())?;
         }
         HostAction::RestoreOrphans => {
-            for r in pktlab_lab::knobs::restore_saved_host_sysctls()? {
-                println!("restored {} to {} (was {})", r.key, r.value, r.was);
-            }
+            let restored = pktlab_lab::knobs::restore_saved_host_sysctls()?;
+            common::write_stdout(&out::restored_text(&restored))?;
         }
     }
     Ok(())
@@ -271,25 +256,8 @@ fn stats(a: StatsArgs) -> anyhow::Result<()> {
     let Some((program, s)) = fastpath::stats(&a.port)? else {
         anyhow::bail!("{} has no pktlab fast path attached", a.port);
     };
-    if a.json {
-        let v = serde_json::json!({ "port": a.port, "program": program, "stats": s });
-        return crate::cmd::common::write_stdout(&format!("{v}\n"));
-    }
-    let mut text = format!(
-        "{} {program}: frames {}, forwarded {}, to the stack {} (not IP {}, TTL expired {}, malformed {}, port not in the map {}), redirect failed {}",
-        a.port, s.frames, s.forwarded, s.to_stack, s.not_ip, s.ttl_expired, s.malformed, s.no_port, s.redirect_failed
-    );
-    if s.steered > 0 || s.steer_failed > 0 {
-        text += &format!(", steered {}, steer failed {}", s.steered, s.steer_failed);
-    }
-    let fib: Vec<String> = s.fib.iter().map(|(n, c)| format!("{n} {c}")).collect();
-    text += &format!(
-        "; FIB: {}\n",
-        if fib.is_empty() {
-            "-".into()
-        } else {
-            fib.join(", ")
-        }
-    );
-    crate::cmd::common::write_stdout(&text)
+    common::write_stdout(&match a.json {
+        true => out::fastpath_stats_json(&a.port, &program, &s),
+        false => out::fastpath_stats_text(&a.port, &program, &s),
+    })
 }

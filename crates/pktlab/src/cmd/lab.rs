@@ -1,9 +1,8 @@
 //! `pktlab lab up|down|status`: the built-in namespace lab.
 
-use pktlab_engine::affinity::format_cpu_list;
-use pktlab_lab::dutroute::{self, Routed};
-use pktlab_lab::mac::format_mac;
-use pktlab_lab::{BuiltinLab, CpuPlan, LabSpec, UpOutcome, DEFAULT_PREFIX};
+use pktlab_campaign::plan::Plan;
+use pktlab_lab::{BuiltinLab, CpuPlan, LabSpec, DEFAULT_PREFIX};
+use pktlab_report::lab as out;
 
 use crate::cmd::common;
 
@@ -111,61 +110,8 @@ fn up(args: UpArgs) -> anyhow::Result<()> {
     let problems = lab.problems().unwrap_or_default();
     let was = lab.cpu_status().ok().flatten();
     let outcome = lab.up()?;
-    let prefix = lab.prefix();
-    let mut out = String::new();
-    match outcome {
-        UpOutcome::AlreadyUp => {
-            return common::write_stdout(&format!("lab {prefix} is already up; nothing changed\n"));
-        }
-        UpOutcome::CpusApplied => {
-            let was = match was.and_then(|w| w.plan) {
-                Some(p) => p.to_string(),
-                None => "masks set by hand".into(),
-            };
-            return common::write_stdout(&format!(
-                "lab {prefix} was up with another CPU plan ({was}); applied CPU plan {cpus}\n"
-            ));
-        }
-        UpOutcome::Created => out += &format!("lab {prefix} is up:\n"),
-        UpOutcome::Repaired => {
-            out += &format!("lab {prefix} was incomplete and has been repaired:\n");
-            const SHOWN: usize = 5;
-            for p in problems.iter().take(SHOWN) {
-                out += &format!("  was: {p}\n");
-            }
-            if problems.len() > SHOWN {
-                out += &format!("  was: ... and {} more\n", problems.len() - SHOWN);
-            }
-        }
-    }
-    for i in lab.ifaces() {
-        out += &format!(
-            "  {:<width$}  {}  {}  {}  {}\n",
-            i.ns,
-            i.name,
-            format_mac(i.mac),
-            i.ipv4_cidr(),
-            i.ipv6_cidr(),
-            width = lab.dut_ns().len()
-        );
-    }
-    out += &format!("  CPU plan {cpus}; GRO on d0 (for gen --io xdp)");
-    if !cpus.is_shared() {
-        out += &format!(
-            "; r0's NAPI in threads on CPUs {} (for recv --io xdp)",
-            format_cpu_list(&cpus.tester_cpus)
-        );
-    }
-    out += "\n";
-    let q = lab.spec().queues;
-    out += &format!(
-        "  {q} queue{} per interface; to generate: ip netns exec {} pktlab gen -i {} -D {}\n",
-        if q == 1 { "" } else { "s" },
-        lab.gen_ns(),
-        lab.gen_if(),
-        format_mac(lab.dut_in_mac()),
-    );
-    common::write_stdout(&out)
+    let was = was.and_then(|w| w.plan).map(|p| p.to_string());
+    common::write_stdout(&out::up_text(&lab, outcome, &cpus, was, &problems))
 }
 
 fn down(args: PrefixArg) -> anyhow::Result<()> {
@@ -186,88 +132,14 @@ fn status(args: StatusArgs) -> anyhow::Result<()> {
 }
 
 fn check(args: CheckArgs) -> anyhow::Result<()> {
-    use pktlab_bench::campaign::{file::CampaignFile, Campaign, LabChoice};
-    let path = &args.campaign;
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        crate::error::usage(format!(
-            "cannot read campaign file {}: {}",
-            path.display(),
-            crate::error::os_message(&e)
-        ))
-    })?;
-    let mut file = CampaignFile::parse(&text)
-        .map_err(|e| crate::error::usage(format!("{}: {e}", path.display())))?;
-    crate::cmd::bench::resolve_ssh_config(&mut file, path)?;
-    let cpus = pktlab_lab::cpuload::cpu_count()?;
-    let campaign = Campaign::from_file(&file, cpus)?;
-    let LabChoice::Interfaces {
-        lab,
-        state_probe,
-        hosts,
-    } = &campaign.lab
-    else {
-        return Err(crate::error::usage(
-            "pktlab lab check is for kind = \"interfaces\" labs: `pktlab lab status` shows the built-in one",
-        ));
-    };
+    let file = pktlab_campaign::flags::campaign_file_at(&args.campaign)?;
+    let plan = Plan::from_file(&file, pktlab_lab::cpuload::cpu_count()?)?;
     // Reaches every host and probes its port: the first problem is the
     // error, one line naming the host.
-    let target = pktlab_bench::target::Target::interfaces_on_hosts(
-        lab.clone(),
-        state_probe.clone(),
-        hosts.gen_host.as_deref(),
-        hosts.rcv_host.as_deref(),
-        hosts.ssh_config.as_deref(),
-        &crate::cmd::bench::generator_ports(hosts),
-        crate::cmd::bench::run_limit(&campaign),
-    )?;
-    let mut out = format!("lab {}\n", target.describe());
-    for line in target.port_lines()? {
-        out += &format!("  {line}\n");
+    let found = pktlab_campaign::lab::check(&plan)?;
+    common::write_stdout(&out::check_text(&found))?;
+    match found.problems() {
+        0 => Ok(()),
+        _ => Err(crate::error::Exit(1).into()),
     }
-    target.dut.runner.run("true")?;
-    out += &format!("  DUT: commands run {}\n", target.dut.runner.describe());
-    if let Some(uname) = target.dut_uname() {
-        out += &format!("  DUT: {uname}\n");
-    }
-    let mut problems = Vec::new();
-    let want = lab.dut_ifaces.get(1).map(String::as_str);
-    for addr in dutroute::ends(&destination_ranges(&campaign)?) {
-        match dutroute::route_of(&target.dut.runner, addr, want) {
-            Routed::Out { dev, via } => {
-                let via = via.map(|v| format!(" via {v}")).unwrap_or_default();
-                out += &format!("  DUT route: {addr} out of {dev}{via}\n");
-            }
-            Routed::Problem(p) => {
-                out += &format!("  problem: {p}\n");
-                problems.push(p);
-            }
-        }
-    }
-    if let Some(clocks) = target.clocks() {
-        out += &format!("  clocks: {}\n", clocks.latency);
-    }
-    if problems.is_empty() {
-        out += "lab OK: no test traffic was sent\n";
-        return common::write_stdout(&out);
-    }
-    out += &format!(
-        "lab NOT OK: {} problem{}; no test traffic was sent\n",
-        problems.len(),
-        if problems.len() == 1 { "" } else { "s" }
-    );
-    common::write_stdout(&out)?;
-    Err(crate::error::Exit(1).into())
-}
-
-/// The first and last address of every traffic profile's destinations.
-fn destination_ranges(
-    campaign: &pktlab_bench::campaign::Campaign,
-) -> anyhow::Result<Vec<(std::net::IpAddr, std::net::IpAddr)>> {
-    let mut out = Vec::new();
-    for t in &campaign.traffics {
-        let r: pktlab_wire::range::EndpointRange = t.dst.parse()?;
-        out.push((r.addrs.start(), r.addrs.end()));
-    }
-    Ok(out)
 }

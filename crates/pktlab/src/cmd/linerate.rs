@@ -1,6 +1,6 @@
 //! `pktlab linerate`: Ethernet line rates, or a measured rate against one.
 
-use pktlab_bench::campaign::RFC2544_SIZES;
+use pktlab_campaign::plan::RFC2544_SIZES;
 use pktlab_report::linerate as out;
 use pktlab_wire::size::SizeMix;
 use pktlab_wire::units::{self, Rate};

@@ -1,17 +1,15 @@
-//! `pktlab ministat`: FreeBSD's ministat(1). The statistics and the text come
-//! from `pktlab_stats::ministat`; this module reads the options and files and
-//! reports bad input with ministat's own lines on stderr (exit code 2).
+//! `pktlab ministat`: FreeBSD's ministat(1). The command, the statistics
+//! and the text come from `pktlab_stats::ministat`; this module hands it
+//! the options and the terminal's width, and prints what it says.
 
-use std::ffi::{OsStr, OsString};
-use std::fs::File;
-use std::io::{self, IsTerminal, Read};
+use std::ffi::OsString;
+use std::io::IsTerminal;
 use std::os::unix::ffi::OsStrExt;
 
-use pktlab_stats::ministat::{self, Dataset, ParseOptions, RenderOptions, MAX_DATASETS};
-use pktlab_stats::{parse_c_long, Confidence, StatsError};
+use pktlab_stats::ministat::command::{self, Command, Shown};
 
 use crate::cmd::common;
-use crate::error::{os_message, Exit};
+use crate::error::Exit;
 
 #[derive(clap::Args)]
 #[command(
@@ -65,181 +63,34 @@ pub struct Args {
     files: Vec<OsString>,
 }
 
-/// Plot widths we draw: ministat has no limit, but a width below 2 divides
-/// by zero and a huge one only exhausts memory.
-const WIDTH_RANGE: std::ops::RangeInclusive<i64> = 2..=10_000;
-
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let parse = parse_options(&args)?;
-    let confidence = match &args.confidence {
-        None => Confidence::default(),
-        Some(text) => text.parse().map_err(|err| match err {
-            StatsError::ConfidenceNotANumber(_) => usage("Not a floating point number"),
-            _ => usage("No support for confidence level"),
-        })?,
+    let command = Command {
+        no_plot: args.no_plot,
+        column: args.column,
+        confidence: args.confidence,
+        delimiters: args.delimiters.map(|d| d.as_bytes().to_vec()),
+        stats_only: args.stats_only,
+        plot_only: args.plot_only,
+        quiet: args.quiet,
+        separate_bars: args.separate_bars,
+        width: args.width,
+        json: args.json,
+        files: args.files,
     };
-    let width = plot_width(args.width.as_deref())?;
-    if args.files.len() > MAX_DATASETS {
-        return Err(usage("Too many datasets."));
-    }
-
-    let datasets = read_datasets(&args.files, &parse)?;
-    let text = if args.json {
-        let mut analysis = ministat::analyze(&datasets, confidence);
-        if args.stats_only {
-            analysis.comparisons.clear();
+    let stdout = std::io::stdout();
+    let terminal = stdout.is_terminal().then(|| {
+        let columns = std::env::var("COLUMNS").ok();
+        command::terminal_width(columns.as_deref(), || {
+            terminal_size::terminal_size_of(&stdout).map(|(w, _)| w.0)
+        })
+    });
+    match command::run(&command, terminal.flatten()) {
+        Ok(Shown::Text(text)) => common::write_stdout(&text),
+        Ok(Shown::Analysis(a)) => common::write_stdout(&(serde_json::to_string_pretty(&a)? + "\n")),
+        Err(complaint) => {
+            // ministat's lines on stderr, and its exit code.
+            eprintln!("{complaint}");
+            Err(Exit(2).into())
         }
-        serde_json::to_string_pretty(&analysis)? + "\n"
-    } else {
-        let options = RenderOptions {
-            width,
-            confidence,
-            separate_bars: args.separate_bars,
-            show_plot: !(args.no_plot || args.stats_only),
-            show_table: !args.plot_only,
-            show_comparisons: !(args.stats_only || args.plot_only),
-            quiet: args.quiet,
-        };
-        ministat::render(&datasets, &options)
-    };
-    common::write_stdout(&text)
-}
-
-fn parse_options(args: &Args) -> anyhow::Result<ParseOptions> {
-    let mut options = ParseOptions::default();
-    if let Some(text) = &args.column {
-        let column = parse_c_long(text).ok_or_else(|| usage("Invalid column number."))?;
-        if column <= 0 {
-            return Err(usage("Column number should be positive."));
-        }
-        options.column = usize::try_from(column).unwrap_or(usize::MAX);
     }
-    if let Some(delimiters) = &args.delimiters {
-        if delimiters.is_empty() {
-            return Err(usage("Can't use empty delimiter string"));
-        }
-        options.delimiters = delimiters.as_bytes().to_vec();
-    }
-    Ok(options)
-}
-
-/// `-w`, else the terminal's width like ministat (`$COLUMNS`, or the window
-/// width minus the two borders), else 74.
-fn plot_width(option: Option<&str>) -> anyhow::Result<usize> {
-    let width = match option {
-        Some(text) => {
-            let width = parse_c_long(text).ok_or_else(|| usage("Invalid width, not a number."))?;
-            if width < 0 {
-                return Err(usage("Unable to move beyond left margin."));
-            }
-            width
-        }
-        None => terminal_width().unwrap_or(74),
-    };
-    if !WIDTH_RANGE.contains(&width) {
-        return Err(usage(&format!(
-            "Invalid width {width}, must be {} to {}.",
-            WIDTH_RANGE.start(),
-            WIDTH_RANGE.end()
-        )));
-    }
-    Ok(width as usize)
-}
-
-fn terminal_width() -> Option<i64> {
-    let stdout = io::stdout();
-    if !stdout.is_terminal() {
-        return None;
-    }
-    // A width we cannot draw (COLUMNS=0, a 1-column window) falls back to 74.
-    let from_env = std::env::var("COLUMNS")
-        .ok()
-        .filter(|columns| !columns.is_empty())
-        .map(|columns| c_atoi(&columns))
-        .filter(|width| WIDTH_RANGE.contains(width));
-    from_env.or_else(|| {
-        let (terminal_size::Width(columns), _) = terminal_size::terminal_size_of(&stdout)?;
-        Some(i64::from(columns) - 2).filter(|width| WIDTH_RANGE.contains(width))
-    })
-}
-
-/// C's `atoi`: the leading number of `text`, 0 if there is none.
-fn c_atoi(text: &str) -> i64 {
-    let text = text.trim_start();
-    let sign_len = usize::from(text.starts_with(['+', '-']));
-    let digits = text[sign_len..]
-        .bytes()
-        .take_while(u8::is_ascii_digit)
-        .count();
-    parse_c_long(&text[..sign_len + digits]).unwrap_or(0)
-}
-
-enum Source {
-    Stdin,
-    File(File),
-}
-
-/// Opens every file first (ministat reports a missing file before reading
-/// any), then reads and checks the data sets in order.
-fn read_datasets(files: &[OsString], options: &ParseOptions) -> anyhow::Result<Vec<Dataset>> {
-    let stdin_name = OsString::from("<stdin>");
-    let named: Vec<(&OsStr, bool)> = if files.is_empty() {
-        vec![(&stdin_name, true)]
-    } else {
-        files.iter().map(|f| (f.as_os_str(), f == "-")).collect()
-    };
-
-    let mut sources = Vec::with_capacity(named.len());
-    for &(name, is_stdin) in &named {
-        let source = if is_stdin {
-            Source::Stdin
-        } else {
-            let file = File::open(name).map_err(|err| {
-                fail(&format!(
-                    "ministat: Cannot open {}: {}",
-                    name.to_string_lossy(),
-                    os_message(&err)
-                ))
-            })?;
-            Source::File(file)
-        };
-        sources.push(source);
-    }
-
-    let mut datasets = Vec::with_capacity(named.len());
-    for ((name, _), source) in named.iter().zip(sources) {
-        let name = name.to_string_lossy();
-        let mut data = Vec::new();
-        let read = match source {
-            Source::Stdin => io::stdin().lock().read_to_end(&mut data),
-            Source::File(mut file) => file.read_to_end(&mut data),
-        };
-        read.map_err(|err| {
-            fail(&format!(
-                "ministat: Cannot read {name}: {}",
-                os_message(&err)
-            ))
-        })?;
-        let dataset = ministat::read_dataset(&name, &data, options).map_err(|err| match err {
-            // ministat reports bad data with errx(3), which prefixes its name.
-            StatsError::InvalidData { .. } => fail(&format!("ministat: {err}")),
-            _ => fail(&err.to_string()),
-        })?;
-        datasets.push(dataset);
-    }
-    Ok(datasets)
-}
-
-/// Prints ministat's complaint and a usage line; exit code 2.
-fn usage(whine: &str) -> anyhow::Error {
-    fail(&format!(
-        "{whine}\nUsage: pktlab ministat [-AnPqs] [-C column] [-c confidence] [-d delimiters] [-w width] [--json] [file ...]\n\
-         \tconfidence = {{80%, 90%, 95%, 98%, 99%, 99.5%}}"
-    ))
-}
-
-/// Prints `message` on stderr as ministat would and ends with exit code 2.
-fn fail(message: &str) -> anyhow::Error {
-    eprintln!("{message}");
-    Exit(2).into()
 }

@@ -2,6 +2,7 @@
 //! the library crates.
 
 pub mod bench;
+pub mod campaigns;
 pub mod common;
 pub mod compare;
 pub mod docs;
@@ -13,8 +14,8 @@ pub mod knob;
 pub mod lab;
 pub mod linerate;
 pub mod ministat;
-pub mod pktgen;
 pub mod pktgen_log;
+pub mod recording;
 pub mod recv;
 pub mod report;
 pub mod rfc2544;

@@ -84,26 +84,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
             continue;
         }
-        let value = match args.trim {
-            TrimUnit::Lines => pktgen::bsdrp_run_value(log, trim).map_err(|why| {
-                format!(
-                    "{why}, first {} and last {} lines dropped",
-                    trim.head, trim.tail
-                )
-            }),
-            TrimUnit::Samples => {
-                let samples = pktgen::pps_samples(log);
-                pktgen::run_value(&samples, trim).ok_or_else(|| {
-                    format!(
-                        "no non-zero pps sample left ({} per-second samples, \
-                         first {} and last {} dropped)",
-                        samples.len(),
-                        trim.head,
-                        trim.tail
-                    )
-                })
-            }
-        };
+        let value = pktgen::log_value(log, trim, args.trim == TrimUnit::Samples);
         match value {
             Ok(value) => {
                 out.push_str(&format!("{prefix}{}\n", pktgen::format_run_value(value)));

@@ -1,19 +1,15 @@
 //! `pktlab recv`: the receiver.
 
-use std::time::Duration;
-
 use clap::Parser;
-use pktlab_bench::drops::{self, DropTrace};
 use pktlab_engine::backend::IoSpec;
-use pktlab_engine::recv::{run_recv, RecvConfig};
-use pktlab_engine::rx::{RxEvent, RxPlan, RxSummary};
+use pktlab_engine::options::{self, RecvOptions};
+use pktlab_engine::recv::run_recv;
+use pktlab_engine::rx::RxEvent;
 use pktlab_engine::StopSignal;
-use pktlab_io::xdprecv::{Timing, XdpRecvConfig};
+use pktlab_loss::drops::{self, DropTrace};
 use pktlab_report::recv::{self as out, RecvInfo};
-use pktlab_wire::units;
 
 use crate::cmd::common::{self, Output};
-use crate::error::usage;
 
 /// Receive and check test traffic, like netmap's `pkt-gen -f rx`.
 ///
@@ -112,29 +108,17 @@ fn drop_trace(args: &Args, ranges: bool, io: &IoSpec) -> anyhow::Result<DropTrac
     })
 }
 
-/// How many streams the generator's ranges make, when recv was given them.
-fn expected_streams(args: &Args) -> anyhow::Result<Option<u64>> {
-    if args.src.is_none() && args.dst.is_none() && !args.inet6 {
-        return Ok(None);
-    }
-    let flows = super::gen::flows_of(args.src.as_deref(), args.dst.as_deref(), args.inet6)?;
-    Ok(Some(u64::from(flows.count())))
-}
-
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let cfg = config(&args)?;
-    let expected = expected_streams(&args)?;
+    let options = args.options();
+    let cfg = options::recv_config(&options)?;
+    let expected = options.expected_streams()?;
     let trace = drop_trace(&args, expected.is_some(), &cfg.io)?;
     common::install_signals()?;
     // Started before the receiver counts, so that it sees every frame's drop.
+    let tracer = common::drop_tracer(trace, "the loss is attributed to the receiver's ring only")?;
     let window = match trace {
         DropTrace::Off => None,
-        mode => {
-            drops::set_mode(mode);
-            Some(drops::begin_else(
-                "the loss is attributed to the receiver's ring only",
-            )?)
-        }
+        _ => Some(tracer.window()?),
     };
     let stop = StopSignal::new();
     let info = RecvInfo {
@@ -146,13 +130,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         RxEvent::Ready { backend } => {
             if o.json {
                 // Lets a script start its generator only once frames are counted.
-                common::print_json(&serde_json::json!({
-                    "type": "ready",
-                    "backend": backend,
-                    "iface": info.iface,
-                    "max_streams": pktlab_engine::seq::MAX_STREAMS,
-                    "checker_max_bytes": pktlab_engine::rx::CHECKER_MAX_BYTES,
-                }));
+                common::print_json(&out::ready_json(&backend, &info));
             } else if !o.quiet {
                 println!("{}", out::header(&info, &backend));
                 println!("{}", out::bound_line());
@@ -165,153 +143,49 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         RxEvent::Note(n) => eprintln!("{n}"),
     })?;
     let loss = match window {
-        Some(w) => Some(where_lost(&summary, expected, &cfg, w)?),
+        Some(w) => {
+            // The loss: the sequence gaps, and the frames of the streams
+            // that never arrived (when the ranges are known).
+            let missing = expected.map_or(0, |n| out::missing_frames(&summary, n));
+            let iface = cfg.iface.as_deref().unwrap_or("-");
+            let d = w.split_receiver_loss(summary.lost + missing, summary.ring_drops, iface)?;
+            if d.tracer_missed > 0 {
+                eprintln!("pktlab: warning: {}", drops::missed_line(d.tracer_missed));
+            }
+            // The frames sent, as the receiver knows them: the share's base.
+            let received = summary
+                .packets
+                .saturating_sub(summary.foreign + summary.untracked + summary.duplicates);
+            Some((d, received + summary.lost + missing))
+        }
         None => None,
     };
     o.summary(
-        || {
-            let mut v = out::summary_json(&summary, &info);
-            if let Some(n) = expected {
-                v["streams_expected"] = n.into();
-                v["streams_missing"] = out::streams_missing(&summary, n).into();
-            }
-            if let Some((d, _)) = &loss {
-                v["drops"] = serde_json::to_value(d).expect("serialisable");
-            }
-            v
-        },
-        || {
-            let mut text = out::summary_text(&summary, &info);
-            if let Some(n) = expected {
-                text += &out::missing_line(&summary, n);
-            }
-            if let Some((d, sent)) = &loss {
-                text += &pktlab_report::bench::drops_line(d, *sent);
-                text += "\n";
-            }
-            text
-        },
+        || out::summary_json(&summary, &info, expected, loss.as_ref()),
+        || out::summary_text(&summary, &info, expected, loss.as_ref()),
     );
     Ok(())
 }
 
-/// The receiver's loss split over the places the tracer saw since
-/// `window` began, and the frames sent as the receiver knows them (the
-/// share's base). The loss is the sequence gaps plus the frames of the
-/// streams that never arrived (when the ranges are known).
-fn where_lost(
-    s: &RxSummary,
-    expected: Option<u64>,
-    cfg: &RecvConfig,
-    window: drops::Window,
-) -> anyhow::Result<(drops::Drops, u64)> {
-    let traced = window.end()?;
-    let missing = expected.map_or(0, |n| out::missing_frames(s, n));
-    let lost = s.lost + missing;
-    let received = s
-        .packets
-        .saturating_sub(s.foreign + s.untracked + s.duplicates);
-    let netns = drops::own_netns();
-    let lab = drops::LabNamespaces::builtin_around(&netns);
-    let mut d = drops::reconcile_receiver(
-        &drops::ReceiverLoss {
-            lost,
-            ring_drops: s.ring_drops,
-            netns: &netns,
-            iface: cfg.iface.as_deref().unwrap_or("-"),
-        },
-        traced.as_ref().map(|t| t.places.as_slice()),
-        lab.as_ref(),
-    );
-    d.tracer_missed = traced.map_or(0, |t| t.missed);
-    Ok((d, received + lost))
-}
-
-pub fn config(args: &Args) -> anyhow::Result<RecvConfig> {
-    let io: IoSpec = args.io.parse()?;
-    if io == IoSpec::Null {
-        return Err(usage(
-            "--io null only generates: recv needs auto, afxdp, afpacket, xdp or pcap:FILE",
-        ));
-    }
-    if io.needs_iface() && args.iface.is_none() {
-        return Err(usage(format!(
-            "--io {} needs an interface: give -i IFACE",
-            io.name()
-        )));
-    }
-    if let Some(name) = &args.iface {
-        pktlab_io::iface::lookup(name)?;
-    }
-    let count = args.count.as_deref().map(units::parse_count).transpose()?;
-    if count == Some(0) {
-        return Err(usage("invalid count 0: give at least 1 frame"));
-    }
-    let duration = args
-        .duration
-        .as_deref()
-        .map(units::parse_duration)
-        .transpose()?;
-    let idle = args
-        .idle
-        .as_deref()
-        .map(units::parse_duration)
-        .transpose()?;
-    for (what, d) in [("duration", duration), ("idle time", idle)] {
-        if d == Some(Duration::ZERO) {
-            return Err(usage(format!("invalid {what} 0: give a positive time")));
+impl Args {
+    /// The options as the engine reads them.
+    pub fn options(&self) -> RecvOptions {
+        RecvOptions {
+            iface: self.iface.clone(),
+            io: self.io.clone(),
+            zerocopy: self.zerocopy.clone(),
+            count: self.count.clone(),
+            duration: self.duration.clone(),
+            idle: self.idle.clone(),
+            threads: self.threads,
+            cpus: self.cpus.clone(),
+            streams: self.streams,
+            pass: self.pass,
+            latency: self.latency.clone(),
+            interval: self.interval.clone(),
+            src: self.src.clone(),
+            dst: self.dst.clone(),
+            inet6: self.inet6,
         }
     }
-    let interval = units::parse_duration(&args.interval)?;
-    if interval < Duration::from_millis(10) {
-        return Err(usage(format!(
-            "invalid interval '{}': use at least 10ms",
-            args.interval
-        )));
-    }
-    pktlab_wire::check_threads(args.threads).map_err(|e| usage(e.to_string()))?;
-    let max = pktlab_io::xdprecv::MAX_STREAMS;
-    // Sized to the run: the generator's flows when its ranges are known.
-    let streams = match (args.streams, expected_streams(args)?) {
-        (Some(n), _) => n,
-        (None, Some(flows)) => flows.clamp(1, u64::from(max)) as u32,
-        (None, None) => pktlab_io::xdprecv::DEFAULT_STREAMS,
-    };
-    if streams == 0 || streams > max {
-        return Err(usage(format!(
-            "invalid stream count {streams}: give 1 to {max} (stream ids are 24 bits)"
-        )));
-    }
-    if io != IoSpec::Xdp && args.pass {
-        return Err(usage("--pass applies to --io xdp only"));
-    }
-    let timing: Timing = args.latency.parse().map_err(usage)?;
-    if io != IoSpec::Xdp && timing != Timing::Every {
-        return Err(usage(format!(
-            "--latency {} applies to --io xdp only (the other receivers time frames per batch or per frame at no cost worth saving)",
-            args.latency
-        )));
-    }
-    let needs_iface = io.needs_iface();
-    Ok(RecvConfig {
-        io,
-        iface: args.iface.clone(),
-        xdp: common::xdp_config(&args.zerocopy)?,
-        xdp_recv: XdpRecvConfig {
-            streams,
-            pass: args.pass,
-            timing,
-            ..XdpRecvConfig::default()
-        },
-        plan: RxPlan {
-            threads: args.threads,
-            count,
-            duration,
-            idle,
-            interval,
-            cpus: common::cpus(args.cpus.as_deref())?,
-            netns: None,
-            iface: args.iface.clone().filter(|_| needs_iface),
-        },
-    })
 }

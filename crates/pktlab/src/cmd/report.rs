@@ -37,7 +37,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         (None, _) => PathBuf::from(REPORT_FILE),
     };
     let page = html::render(&folders);
-    pktlab_bench::atomic::write_atomic(&target, page.as_bytes())?;
+    pktlab_campaign::atomic::write_atomic(&target, page.as_bytes())?;
     println!("Report: {}", target.display());
     for f in folders.iter().filter(|_| args.csv) {
         let dir = f.path.join("csv");
@@ -45,7 +45,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
         for (name, text) in pktlab_report::export::tidy::files(f) {
             let path = dir.join(name);
-            pktlab_bench::atomic::write_atomic(&path, text.as_bytes())?;
+            pktlab_campaign::atomic::write_atomic(&path, text.as_bytes())?;
             println!("CSV: {}", path.display());
         }
     }

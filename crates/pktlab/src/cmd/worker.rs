@@ -1,7 +1,7 @@
 //! `pktlab worker --stdio`: runs one generator or receiver job for a
 //! controller on another host (`pktlab bench` over ssh). Not for people:
 //! its input and output are the JSON lines of
-//! `pktlab_bench::worker::protocol`.
+//! `pktlab_remote::worker::protocol`.
 
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -32,7 +32,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.protocol {
         return crate::cmd::common::write_stdout(&format!(
             "{}\n",
-            pktlab_bench::ssh::host::protocol_line()
+            pktlab_remote::ssh::host::protocol_line()
         ));
     }
     if !args.stdio {
@@ -44,7 +44,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let hangup = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGHUP, hangup.clone())?;
     let input = std::io::BufReader::new(std::io::stdin());
-    match pktlab_bench::worker::serve::serve(input, std::io::stdout(), hangup) {
+    match pktlab_remote::worker::serve::serve(input, std::io::stdout(), hangup) {
         Ok(()) => Ok(()),
         Err(e) => {
             eprintln!("pktlab worker: {e}");

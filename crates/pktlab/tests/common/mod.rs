@@ -293,6 +293,10 @@ pub struct Receiver {
     child: Child,
     lines: BufReader<ChildStdout>,
     pub ready: Value,
+    /// The lines [`Receiver::wait_counted`] read before the exit.
+    seen: Vec<Value>,
+    /// The interval lines' frames and foreign frames so far.
+    counted: (u64, u64),
 }
 
 impl Receiver {
@@ -314,6 +318,32 @@ impl Receiver {
             child,
             lines,
             ready,
+            seen: Vec::new(),
+            counted: (0, 0),
+        }
+    }
+
+    /// Reads the receiver's interval lines (start it with a short
+    /// `--interval`) until `done(frames, foreign frames)` of all its
+    /// intervals so far holds; fails at `limit`, naming `what`.
+    pub fn wait_counted(&mut self, what: &str, limit: Duration, done: impl Fn(u64, u64) -> bool) {
+        let deadline = Instant::now() + limit;
+        while !done(self.counted.0, self.counted.1) {
+            assert!(
+                Instant::now() < deadline,
+                "{what}: the receiver counted {} frames ({} foreign) within {limit:?}",
+                self.counted.0,
+                self.counted.1
+            );
+            let mut line = String::new();
+            let n = self.lines.read_line(&mut line).unwrap();
+            assert!(n > 0, "{what}: the receiver ended");
+            let v: Value =
+                serde_json::from_str(line.trim()).unwrap_or_else(|e| panic!("{e}: {line:?}"));
+            assert_eq!(v["type"], "interval", "{what}: {line}");
+            self.counted.0 += v["packets"].as_u64().unwrap();
+            self.counted.1 += v["foreign"].as_u64().unwrap();
+            self.seen.push(v);
         }
     }
 
@@ -343,10 +373,11 @@ impl Receiver {
         let mut err = String::new();
         std::io::Read::read_to_string(self.child.stderr.as_mut().unwrap(), &mut err).unwrap();
         assert!(status.success(), "recv failed: {err}");
-        let values: Vec<Value> = rest
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-            .collect();
+        let mut values = std::mem::take(&mut self.seen);
+        values.extend(
+            rest.lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap_or_else(|e| panic!("{e}: {l}"))),
+        );
         let summary = values.last().cloned().expect("a summary");
         assert_eq!(summary["type"], "summary");
         (values, summary)

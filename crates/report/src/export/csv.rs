@@ -1,15 +1,19 @@
 //! `runs.csv`: one row per finished run, for spreadsheets and plotting
 //! scripts.
 
-use pktlab_bench::campaign::export::{Exporter, Finished};
-use pktlab_bench::campaign::results::{RunOutcome, RUNS_CSV_FILE};
+use pktlab_campaign::records::RunRecord;
+use pktlab_campaign::runs::Runs;
+use pktlab_campaign::sink::{Exporter, Finished};
 use serde::Serialize;
+
+/// Its name in the results folder (and, tidier, in `csv/`: [`super::tidy`]).
+pub const FILE: &str = "runs.csv";
 
 pub struct Csv;
 
 /// A row; the header is the field names.
 #[derive(Serialize)]
-struct Row<'a> {
+pub struct Row<'a> {
     config: &'a str,
     traffic: &'a str,
     iteration: usize,
@@ -19,20 +23,33 @@ struct Row<'a> {
     loss_ratio: f64,
 }
 
-impl Exporter for Csv {
+impl Exporter<Runs> for Csv {
     fn file_name(&self) -> &'static str {
-        RUNS_CSV_FILE
+        FILE
     }
 
-    fn render(&self, f: &Finished<'_>) -> Option<String> {
-        Some(text(f.runs))
+    fn render(&self, f: &Finished<'_, Runs>) -> Option<String> {
+        Some(text(f.results.records.iter().map(row)))
+    }
+}
+
+fn row(r: &RunRecord) -> Row<'_> {
+    Row {
+        config: &r.header.config,
+        traffic: &r.header.traffic,
+        iteration: r.header.iteration,
+        started_at: r.header.started_at,
+        forwarded_pps: r.result.forwarded_pps,
+        offered_pps: r.result.offered_pps,
+        loss_ratio: r.result.loss_ratio,
     }
 }
 
 /// The runs as CSV with a header line.
-pub fn text(runs: &[RunOutcome]) -> String {
+pub fn text<'a>(rows: impl IntoIterator<Item = Row<'a>>) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
-    if runs.is_empty() {
+    let mut rows = rows.into_iter().peekable();
+    if rows.peek().is_none() {
         // serde writes the header with the first row only.
         w.write_record([
             "config",
@@ -45,17 +62,8 @@ pub fn text(runs: &[RunOutcome]) -> String {
         ])
         .expect("writing to memory");
     }
-    for r in runs {
-        w.serialize(Row {
-            config: &r.config,
-            traffic: &r.traffic,
-            iteration: r.iteration,
-            started_at: r.started_at,
-            forwarded_pps: r.forwarded_pps,
-            offered_pps: r.offered_pps,
-            loss_ratio: r.loss_ratio,
-        })
-        .expect("writing to memory");
+    for r in rows {
+        w.serialize(r).expect("writing to memory");
     }
     String::from_utf8(w.into_inner().expect("writing to memory")).expect("UTF-8 fields")
 }
@@ -67,21 +75,20 @@ mod tests {
     #[test]
     fn header_even_without_runs() {
         assert_eq!(
-            text(&[]),
+            text([]),
             "config,traffic,iteration,started_at,forwarded_pps,offered_pps,loss_ratio\n"
         );
-        let r = RunOutcome {
-            config: "rps".into(),
-            traffic: "inet6".into(),
+        let r = Row {
+            config: "rps",
+            traffic: "inet6",
             iteration: 2,
             started_at: 1_700_000_000,
             forwarded_pps: 1488095.25,
             offered_pps: 1500000.0,
             loss_ratio: 0.25,
-            drops: None,
         };
         assert_eq!(
-            text(&[r]).lines().nth(1).unwrap(),
+            text([r]).lines().nth(1).unwrap(),
             "rps,inet6,2,1700000000,1488095.25,1500000.0,0.25"
         );
     }

@@ -1,27 +1,30 @@
 //! `ministat.txt`: for each traffic profile, every configuration compared
 //! with the first, as ministat prints it.
 
-use pktlab_bench::campaign::export::{Exporter, Finished};
-use pktlab_bench::campaign::results::MINISTAT_FILE;
-use pktlab_bench::campaign::summary::{dataset_name, Cell};
-use pktlab_bench::campaign::Campaign;
+use pktlab_campaign::plan::Plan;
+use pktlab_campaign::runs::Runs;
+use pktlab_campaign::sink::{Exporter, Finished};
+use pktlab_campaign::summary::{dataset_name, Cell};
 use pktlab_stats::ministat::{self, Dataset, RenderOptions, MAX_DATASETS};
+
+/// Its name in the results folder.
+pub const FILE: &str = "ministat.txt";
 
 pub struct Ministat;
 
-impl Exporter for Ministat {
+impl Exporter<Runs> for Ministat {
     fn file_name(&self) -> &'static str {
-        MINISTAT_FILE
+        FILE
     }
 
-    fn render(&self, f: &Finished<'_>) -> Option<String> {
-        Some(text(f.campaign, &f.summary.cells))
+    fn render(&self, f: &Finished<'_, Runs>) -> Option<String> {
+        Some(text(f.plan, &f.results.summary.cells))
     }
 }
 
 /// ministat's comparisons, in blocks of at most seven data sets (its
 /// limit), the first configuration heading each.
-pub fn text(campaign: &Campaign, cells: &[Cell]) -> String {
+pub fn text(campaign: &Plan, cells: &[Cell]) -> String {
     let names: Vec<String> = campaign.traffics.iter().map(|t| t.name.clone()).collect();
     text_for(&names, cells)
 }

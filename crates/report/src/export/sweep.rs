@@ -1,21 +1,291 @@
 //! `sweep.txt`: a size sweep as a table (the layout of the Ostinato
-//! throughput table: Kpps and L1 Mbit/s offered and forwarded per size).
+//! throughput table: Kpps and L1 Mbit/s offered and forwarded per size),
+//! and a knob sweep as a table (forwarded pps per value of the knob, with
+//! the mean's 95 % confidence interval, as netbenches draws them);
+//! `sweep.csv`: the knob sweep tables for programs.
 
-use pktlab_bench::campaign::export::{Exporter, Finished};
-use pktlab_bench::campaign::results::SWEEP_FILE;
-use pktlab_bench::campaign::summary::SweepTable;
+use pktlab_campaign::runs::Runs;
+use pktlab_campaign::sink::{Exporter, Finished};
+use pktlab_campaign::summary::{KnobSweepTable, SweepTable};
+use pktlab_search::mlr::sweep::SearchSweepTable;
+use pktlab_search::mlr::Searches;
+use serde::Serialize;
+
+/// Its name in the results folder.
+pub const FILE: &str = "sweep.txt";
+/// The knob sweeps' rows as CSV.
+pub const CSV_FILE: &str = "sweep.csv";
 
 pub struct Sweep;
+pub struct SweepCsv;
 
-impl Exporter for Sweep {
+impl Exporter<Runs> for Sweep {
     fn file_name(&self) -> &'static str {
-        SWEEP_FILE
+        FILE
     }
 
     /// Nothing for a campaign without a sweep.
-    fn render(&self, f: &Finished<'_>) -> Option<String> {
-        (!f.campaign.sweeps.is_empty()).then(|| text(&f.summary.sweeps))
+    fn render(&self, f: &Finished<'_, Runs>) -> Option<String> {
+        if f.plan.sweeps.is_empty() && f.plan.knob_sweeps.is_empty() {
+            return None;
+        }
+        let summary = &f.results.summary;
+        let tables = [text(&summary.sweeps), knob_text(&summary.knob_sweeps)];
+        Some(
+            tables
+                .into_iter()
+                .filter(|t| !t.is_empty())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        )
     }
+}
+
+impl Exporter<Runs> for SweepCsv {
+    fn file_name(&self) -> &'static str {
+        CSV_FILE
+    }
+
+    /// Nothing for a campaign without a knob sweep.
+    fn render(&self, f: &Finished<'_, Runs>) -> Option<String> {
+        (!f.plan.knob_sweeps.is_empty()).then(|| knob_csv(&f.results.summary.knob_sweeps))
+    }
+}
+
+impl Exporter<Searches> for Sweep {
+    fn file_name(&self) -> &'static str {
+        FILE
+    }
+
+    /// Nothing for a campaign without a knob sweep.
+    fn render(&self, f: &Finished<'_, Searches>) -> Option<String> {
+        let tables = &f.results.report.knob_sweeps;
+        (!tables.is_empty()).then(|| {
+            tables
+                .iter()
+                .map(search_table)
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+    }
+}
+
+impl Exporter<Searches> for SweepCsv {
+    fn file_name(&self) -> &'static str {
+        CSV_FILE
+    }
+
+    fn render(&self, f: &Finished<'_, Searches>) -> Option<String> {
+        let tables = &f.results.report.knob_sweeps;
+        (!tables.is_empty()).then(|| search_csv(tables))
+    }
+}
+
+/// A goal's name: `NDR` for no loss, `PDR 0.5%` for a loss ratio of 0.005.
+fn goal_name(loss_ratio: f64) -> String {
+    if loss_ratio == 0.0 {
+        "NDR".into()
+    } else {
+        format!("PDR {}%", pktlab_stats::format_g(loss_ratio * 100.0, 6))
+    }
+}
+
+/// One knob sweep's searches: each goal's lower and upper bound per value.
+pub fn search_table(t: &SearchSweepTable) -> String {
+    let mut out = format!(
+        "Sweep of {} on {} (each goal's bounds in pps, the median of the value's searches):\n",
+        t.knob, t.traffic
+    );
+    let value_width = t
+        .rows
+        .iter()
+        .map(|r| r.value.len())
+        .max()
+        .unwrap_or(0)
+        .max(5);
+    let config_width = t
+        .rows
+        .iter()
+        .map(|r| r.config.len())
+        .max()
+        .unwrap_or(0)
+        .max(13);
+    let goals: Vec<String> = t
+        .rows
+        .first()
+        .map(|r| r.goals.iter().map(|g| goal_name(g.loss_ratio)).collect())
+        .unwrap_or_default();
+    let mut head = format!(
+        "{:>vw$} | {:<cw$} | {:>8}",
+        "Value",
+        "Configuration",
+        "Searches",
+        vw = value_width,
+        cw = config_width
+    );
+    for g in &goals {
+        head += &format!(
+            " | {:>14} | {:>14}",
+            format!("{g} lower"),
+            format!("{g} upper")
+        );
+    }
+    out += &head;
+    out.push('\n');
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
+    for r in &t.rows {
+        let mut line = format!(
+            "{:>vw$} | {:<cw$} | {:>8}",
+            r.value,
+            r.config,
+            r.searches,
+            vw = value_width,
+            cw = config_width
+        );
+        for g in &r.goals {
+            line += &format!(" | {:>14} | {:>14}", opt(g.lower_pps), opt(g.upper_pps));
+        }
+        out += &line;
+        out.push('\n');
+    }
+    out
+}
+
+/// A row of a search sweep's `sweep.csv`: one goal at one value.
+#[derive(Serialize)]
+struct SearchCsvRow<'a> {
+    knob: &'a str,
+    traffic: &'a str,
+    value: &'a str,
+    config: &'a str,
+    searches: usize,
+    loss_ratio: f64,
+    lower_pps: Option<f64>,
+    conditional_throughput_pps: Option<f64>,
+    upper_pps: Option<f64>,
+}
+
+/// The search sweep tables as one CSV, a row per goal, value and traffic.
+pub fn search_csv(tables: &[SearchSweepTable]) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for t in tables {
+        for r in &t.rows {
+            for g in &r.goals {
+                w.serialize(SearchCsvRow {
+                    knob: &t.knob,
+                    traffic: &t.traffic,
+                    value: &r.value,
+                    config: &r.config,
+                    searches: r.searches,
+                    loss_ratio: g.loss_ratio,
+                    lower_pps: g.lower_pps,
+                    conditional_throughput_pps: g.conditional_throughput_pps,
+                    upper_pps: g.upper_pps,
+                })
+                .expect("a CSV row serialises");
+            }
+        }
+    }
+    String::from_utf8(w.into_inner().expect("a Vec takes every byte")).expect("CSV of UTF-8")
+}
+
+/// Every knob sweep table, a blank line between two.
+pub fn knob_text(tables: &[KnobSweepTable]) -> String {
+    tables.iter().map(knob_table).collect::<Vec<_>>().join("\n")
+}
+
+/// One knob sweep table.
+pub fn knob_table(t: &KnobSweepTable) -> String {
+    let mut out = format!(
+        "Sweep of {} on {} (forwarded pps: median and mean of the runs, the mean's 95 % confidence interval):\n",
+        t.knob, t.traffic
+    );
+    let value_width = t
+        .rows
+        .iter()
+        .map(|r| r.value.len())
+        .max()
+        .unwrap_or(0)
+        .max(5);
+    let config_width = t
+        .rows
+        .iter()
+        .map(|r| r.config.len())
+        .max()
+        .unwrap_or(0)
+        .max(13);
+    out += &format!(
+        "{:>vw$} | {:<cw$} | {:>4} | {:>12} | {:>12} | {:>12} | {:>12} | {:>12} | {:>8}\n",
+        "Value",
+        "Configuration",
+        "Runs",
+        "Median",
+        "Mean",
+        "CI low",
+        "CI high",
+        "Offered",
+        "Max loss",
+        vw = value_width,
+        cw = config_width
+    );
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
+    for r in &t.rows {
+        out += &format!(
+            "{:>vw$} | {:<cw$} | {:>4} | {:>12.0} | {:>12.0} | {:>12} | {:>12} | {:>12.0} | {:>7.3}%\n",
+            r.value,
+            r.config,
+            r.runs,
+            r.forwarded_median_pps,
+            r.forwarded_mean_pps,
+            opt(r.ci95_low_pps),
+            opt(r.ci95_high_pps),
+            r.offered_median_pps,
+            r.max_loss_ratio * 100.0,
+            vw = value_width,
+            cw = config_width
+        );
+    }
+    out
+}
+
+/// A row of `sweep.csv`; the header is the field names.
+#[derive(Serialize)]
+struct CsvRow<'a> {
+    knob: &'a str,
+    traffic: &'a str,
+    value: &'a str,
+    config: &'a str,
+    runs: usize,
+    forwarded_median_pps: f64,
+    forwarded_mean_pps: f64,
+    ci95_low_pps: Option<f64>,
+    ci95_high_pps: Option<f64>,
+    offered_median_pps: f64,
+    max_loss_ratio: f64,
+}
+
+/// The knob sweep tables as one CSV, a row per value and traffic.
+pub fn knob_csv(tables: &[KnobSweepTable]) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for t in tables {
+        for r in &t.rows {
+            w.serialize(CsvRow {
+                knob: &t.knob,
+                traffic: &t.traffic,
+                value: &r.value,
+                config: &r.config,
+                runs: r.runs,
+                forwarded_median_pps: r.forwarded_median_pps,
+                forwarded_mean_pps: r.forwarded_mean_pps,
+                ci95_low_pps: r.ci95_low_pps,
+                ci95_high_pps: r.ci95_high_pps,
+                offered_median_pps: r.offered_median_pps,
+                max_loss_ratio: r.max_loss_ratio,
+            })
+            .expect("a CSV row serialises");
+        }
+    }
+    String::from_utf8(w.into_inner().expect("a Vec takes every byte")).expect("CSV of UTF-8")
 }
 
 /// Every sweep table, a blank line between two.
@@ -56,7 +326,7 @@ pub fn table(t: &SweepTable) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pktlab_bench::campaign::summary::SweepRow;
+    use pktlab_campaign::summary::SweepRow;
 
     #[test]
     fn the_ostinato_layout() {
@@ -93,5 +363,57 @@ mod tests {
             "    64 |       755.00 |         630.00 |          507.36 |            423.36"
         );
         assert_eq!(text(&[t.clone(), t]).matches("\n\nSize sweep").count(), 1);
+    }
+
+    fn knob_sweep() -> KnobSweepTable {
+        use pktlab_campaign::summary::KnobSweepRow;
+        KnobSweepTable {
+            knob: "netdev_max_backlog".into(),
+            label: "netdev_max_backlog".into(),
+            traffic: "inet4".into(),
+            numeric: true,
+            rows: vec![
+                KnobSweepRow {
+                    value: "1000".into(),
+                    config: "netdev_max_backlog-1000".into(),
+                    runs: 3,
+                    forwarded_median_pps: 500000.0,
+                    forwarded_mean_pps: 499000.0,
+                    ci95_low_pps: Some(495000.4),
+                    ci95_high_pps: Some(502999.6),
+                    offered_median_pps: 900000.0,
+                    max_loss_ratio: 0.45,
+                },
+                KnobSweepRow {
+                    value: "20000".into(),
+                    config: "netdev_max_backlog-20000".into(),
+                    runs: 1,
+                    forwarded_median_pps: 600000.0,
+                    forwarded_mean_pps: 600000.0,
+                    ci95_low_pps: None,
+                    ci95_high_pps: None,
+                    offered_median_pps: 900000.0,
+                    max_loss_ratio: 0.001234,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn knob_sweep_table_and_csv() {
+        let t = knob_sweep();
+        assert_eq!(
+            knob_table(&t),
+            "Sweep of netdev_max_backlog on inet4 (forwarded pps: median and mean of the runs, the mean's 95 % confidence interval):\n\
+             Value | Configuration            | Runs |       Median |         Mean |       CI low |      CI high |      Offered | Max loss\n\
+             \x201000 | netdev_max_backlog-1000  |    3 |       500000 |       499000 |       495000 |       503000 |       900000 |  45.000%\n\
+             20000 | netdev_max_backlog-20000 |    1 |       600000 |       600000 |            - |            - |       900000 |   0.123%\n"
+        );
+        assert_eq!(
+            knob_csv(&[t]),
+            "knob,traffic,value,config,runs,forwarded_median_pps,forwarded_mean_pps,ci95_low_pps,ci95_high_pps,offered_median_pps,max_loss_ratio\n\
+             netdev_max_backlog,inet4,1000,netdev_max_backlog-1000,3,500000.0,499000.0,495000.4,502999.6,900000.0,0.45\n\
+             netdev_max_backlog,inet4,20000,netdev_max_backlog-20000,1,600000.0,600000.0,,,900000.0,0.001234\n"
+        );
     }
 }

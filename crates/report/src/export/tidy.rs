@@ -6,18 +6,18 @@ use serde::Serialize;
 
 use crate::html::data::Folder;
 
-/// The CSV files of `folder`: (file name, text). Trials and latency only
-/// when the folder has RFC 2544 data.
+/// The CSV files of `folder`: (file name, text): a fixed-rate campaign's
+/// runs and seconds, a search's trials and latencies.
 pub fn files(folder: &Folder) -> Vec<(&'static str, String)> {
-    let mut out = vec![("runs.csv", runs(folder)), ("seconds.csv", seconds(folder))];
-    if !folder.trials.is_empty() {
+    let mut out = Vec::new();
+    if folder.runs.is_some() {
+        out.push((super::csv::FILE, runs(folder)));
+        out.push(("seconds.csv", seconds(folder)));
+    }
+    if !folder.trials().is_empty() {
         out.push(("trials.csv", trials(folder)));
     }
-    if folder
-        .rfc2544
-        .as_ref()
-        .is_some_and(|r| !r.latency.is_empty())
-    {
+    if folder.report().is_some_and(|r| !r.latency.is_empty()) {
         out.push(("latency.csv", latency(folder)));
     }
     out
@@ -54,7 +54,7 @@ pub const RUNS_COLUMNS: [&str; 14] = [
 pub fn runs(f: &Folder) -> String {
     write(
         &RUNS_COLUMNS,
-        f.runs.iter().map(|r| {
+        f.records().iter().map(|r| {
             (
                 &r.header.config,
                 &r.header.traffic,
@@ -68,7 +68,7 @@ pub fn runs(f: &Folder) -> String {
                 r.result.forwarded_pps,
                 r.result.lost,
                 r.result.loss_ratio,
-                r.generator_limited(),
+                r.result.generator_limited(),
                 r.header.virtual_lab,
             )
         }),
@@ -86,7 +86,7 @@ pub const SECONDS_COLUMNS: [&str; 7] = [
 ];
 
 pub fn seconds(f: &Folder) -> String {
-    let rows = f.runs.iter().flat_map(|r| {
+    let rows = f.records().iter().flat_map(|r| {
         let n = r.result.rx_samples.len().max(r.result.tx_samples.len());
         let s = &r.header.settings;
         (0..n).map(move |i| {
@@ -126,7 +126,7 @@ pub const TRIALS_COLUMNS: [&str; 15] = [
 pub fn trials(f: &Folder) -> String {
     write(
         &TRIALS_COLUMNS,
-        f.trials.iter().map(|t| {
+        f.trials().iter().map(|t| {
             (
                 &t.config,
                 &t.traffic,
@@ -159,8 +159,8 @@ pub const LATENCY_COLUMNS: [&str; 6] = [
 
 pub fn latency(f: &Folder) -> String {
     let rows = f
-        .rfc2544
-        .iter()
+        .report()
+        .into_iter()
         .flat_map(|r| r.latency.iter())
         .flat_map(|l| {
             [

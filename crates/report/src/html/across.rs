@@ -14,13 +14,17 @@ pub fn section(folders: &[Folder]) -> String {
     let Some(first) = folders.first() else {
         return String::new();
     };
+    let Some(summary) = first.summary() else {
+        return String::new();
+    };
     let mut out = String::new();
-    for cell in first.summary.cells.iter().filter(|c| !c.values.is_empty()) {
+    for cell in summary.cells.iter().filter(|c| !c.values.is_empty()) {
         let mut strips = Vec::new();
         let mut rows = Vec::new();
         let base = cell.forwarded;
         for f in folders {
-            let Some(c) = f.summary.cells.iter().find(|c| {
+            let cells = f.summary().map_or(&[][..], |s| &s.cells);
+            let Some(c) = cells.iter().find(|c| {
                 c.config == cell.config && c.traffic == cell.traffic && !c.values.is_empty()
             }) else {
                 rows.push(vec![

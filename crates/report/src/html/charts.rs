@@ -249,6 +249,82 @@ pub struct LineChart {
     pub height: u32,
 }
 
+/// Draws a [`LineChart`]'s mesh, shaded spans, series, reference and
+/// legend on `$chart`, whose y axis runs from `$y0` to `$y1`: the same for
+/// a linear and a log x axis (a macro: the two charts have different
+/// types).
+macro_rules! draw_lines {
+    ($chart:ident, $o:ident, $y0:ident, $y1:ident) => {{
+        // On a log axis plotters' own ticks crowd (100, 200, ...
+        // 900 and 1k twice): the data's x values are labelled below.
+        // Seconds are whole: no tick label between two of them.
+        let whole = $o
+            .series
+            .iter()
+            .all(|s| s.points.iter().all(|p| p.0.fract() == 0.0));
+        let x_label = |v: &f64| {
+            if $o.log_x || (whole && v.fract().abs() > 1e-9) {
+                String::new()
+            } else {
+                si(*v)
+            }
+        };
+        $chart
+            .configure_mesh()
+            .max_light_lines(if $o.log_x { 0 } else { 1 })
+            .x_desc($o.x_desc.as_str())
+            .y_desc($o.y_desc.as_str())
+            .y_label_formatter(&|v| si(*v))
+            .x_label_formatter(&x_label)
+            .label_style((FONT, 12))
+            .axis_desc_style((FONT, 13))
+            .draw()?;
+        for &(a, b) in &$o.shaded {
+            $chart.draw_series(std::iter::once(Rectangle::new(
+                [(a, $y0), (b, $y1)],
+                RGBColor(200, 200, 200).mix(0.45).filled(),
+            )))?;
+        }
+        for (i, s) in $o.series.iter().enumerate() {
+            let c = color($o.colors.get(i).copied().unwrap_or(i));
+            let style = c.stroke_width(2);
+            let drawn = if $o.dashed.contains(&i) {
+                $chart.draw_series(DashedLineSeries::new(s.points.clone(), 5, 4, style))?
+            } else {
+                $chart.draw_series(LineSeries::new(s.points.clone(), style))?
+            };
+            drawn.label(s.name.as_str()).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2))
+            });
+            $chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 2, c.filled())))?;
+        }
+        if let Some(r) = &$o.reference {
+            $chart
+                .draw_series(DashedLineSeries::new(
+                    r.points.clone(),
+                    6,
+                    4,
+                    BLACK.stroke_width(1),
+                ))?
+                .label(r.name.as_str())
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], BLACK));
+        }
+        if $o.series.len() + usize::from($o.reference.is_some()) > 1 {
+            $chart
+                .configure_series_labels()
+                .position(if $o.legend_top {
+                    SeriesLabelPosition::UpperRight
+                } else {
+                    SeriesLabelPosition::LowerRight
+                })
+                .background_style(WHITE.mix(0.85))
+                .border_style(GREY)
+                .label_font((FONT, 12))
+                .draw()?;
+        }
+    }};
+}
+
 pub fn line_chart(o: &LineChart) -> String {
     let (w, h) = (
         if o.width == 0 { 640 } else { o.width },
@@ -275,81 +351,10 @@ pub fn line_chart(o: &LineChart) -> String {
             .margin_right(30)
             .x_label_area_size(38)
             .y_label_area_size(72);
-        macro_rules! finish {
-            ($chart:ident) => {{
-                // On a log axis plotters' own ticks crowd (100, 200, ...
-                // 900 and 1k twice): the data's x values are labelled below.
-                // Seconds are whole: no tick label between two of them.
-                let whole = o
-                    .series
-                    .iter()
-                    .all(|s| s.points.iter().all(|p| p.0.fract() == 0.0));
-                let x_label = |v: &f64| {
-                    if o.log_x || (whole && v.fract().abs() > 1e-9) {
-                        String::new()
-                    } else {
-                        si(*v)
-                    }
-                };
-                $chart
-                    .configure_mesh()
-                    .max_light_lines(if o.log_x { 0 } else { 1 })
-                    .x_desc(o.x_desc.as_str())
-                    .y_desc(o.y_desc.as_str())
-                    .y_label_formatter(&|v| si(*v))
-                    .x_label_formatter(&x_label)
-                    .label_style((FONT, 12))
-                    .axis_desc_style((FONT, 13))
-                    .draw()?;
-                for &(a, b) in &o.shaded {
-                    $chart.draw_series(std::iter::once(Rectangle::new(
-                        [(a, y0), (b, y1)],
-                        RGBColor(200, 200, 200).mix(0.45).filled(),
-                    )))?;
-                }
-                for (i, s) in o.series.iter().enumerate() {
-                    let c = color(o.colors.get(i).copied().unwrap_or(i));
-                    let style = c.stroke_width(2);
-                    let drawn = if o.dashed.contains(&i) {
-                        $chart.draw_series(DashedLineSeries::new(s.points.clone(), 5, 4, style))?
-                    } else {
-                        $chart.draw_series(LineSeries::new(s.points.clone(), style))?
-                    };
-                    drawn.label(s.name.as_str()).legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2))
-                    });
-                    $chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 2, c.filled())))?;
-                }
-                if let Some(r) = &o.reference {
-                    $chart
-                        .draw_series(DashedLineSeries::new(
-                            r.points.clone(),
-                            6,
-                            4,
-                            BLACK.stroke_width(1),
-                        ))?
-                        .label(r.name.as_str())
-                        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], BLACK));
-                }
-                if o.series.len() + usize::from(o.reference.is_some()) > 1 {
-                    $chart
-                        .configure_series_labels()
-                        .position(if o.legend_top {
-                            SeriesLabelPosition::UpperRight
-                        } else {
-                            SeriesLabelPosition::LowerRight
-                        })
-                        .background_style(WHITE.mix(0.85))
-                        .border_style(GREY)
-                        .label_font((FONT, 12))
-                        .draw()?;
-                }
-            }};
-        }
         if o.log_x {
             let (x0, x1) = (x0 * 0.85, x1 * 1.15);
             let mut chart = b.build_cartesian_2d((x0..x1).log_scale(), y0..y1)?;
-            finish!(chart);
+            draw_lines!(chart, o, y0, y1);
             let mut xs: Vec<f64> = o
                 .series
                 .iter()
@@ -379,7 +384,7 @@ pub fn line_chart(o: &LineChart) -> String {
                 (x0 - 1.0, x1 + 1.0)
             };
             let mut chart = b.build_cartesian_2d(x0..x1, y0..y1)?;
-            finish!(chart);
+            draw_lines!(chart, o, y0, y1);
         }
         Ok(())
     })

@@ -2,7 +2,7 @@
 //! runs (and over its RFC 2544 trials), split into the DUT's, the tester's
 //! and what nothing explained, then place by place.
 
-use pktlab_bench::drops::{LossSum, Side};
+use pktlab_loss::drops::{LossSum, Side};
 
 use super::data::Folder;
 use super::escape::html;
@@ -21,7 +21,7 @@ fn share(frames: u64, lost: u64) -> String {
 /// The sums of (configuration, traffic) in the order first seen.
 type Sums = Vec<(String, String, LossSum)>;
 
-fn add(sums: &mut Sums, config: &str, traffic: &str, d: &pktlab_bench::drops::Drops) {
+fn add(sums: &mut Sums, config: &str, traffic: &str, d: &pktlab_loss::drops::Drops) {
     match sums
         .iter_mut()
         .find(|(c, t, _)| c == config && t == traffic)
@@ -111,7 +111,7 @@ fn tables(sums: &Sums, counted: &str) -> String {
 /// The section; empty when no run or trial recorded where its loss went.
 pub fn section(f: &Folder) -> String {
     let mut runs: Sums = Vec::new();
-    for cell in &f.summary.cells {
+    for cell in f.summary().map_or(&[][..], |s| &s.cells) {
         for r in f.runs_of(&cell.config, &cell.traffic) {
             if let Some(d) = &r.result.drops {
                 add(&mut runs, &cell.config, &cell.traffic, d);
@@ -119,7 +119,7 @@ pub fn section(f: &Folder) -> String {
         }
     }
     let mut trials: Sums = Vec::new();
-    for t in &f.trials {
+    for t in f.trials() {
         if let Some(d) = &t.drops {
             add(&mut trials, &t.config, &t.traffic, d);
         }
@@ -142,7 +142,7 @@ pub fn section(f: &Folder) -> String {
 
 #[cfg(test)]
 mod tests {
-    use pktlab_bench::drops::{Drops, Place};
+    use pktlab_loss::drops::{Drops, Place};
 
     use super::*;
 

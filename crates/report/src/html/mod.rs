@@ -2,7 +2,7 @@
 //! comparing folders), with SVG charts drawn in Rust and every number
 //! beside its chart.
 //!
-//! - [`data`]: the folder read back (summary, runs, env, RFC 2544 files);
+//! - [`data`]: the folder, from a campaign's results or read back;
 //! - [`sections`], [`rfc_section`], [`losses`], [`across`]: the page's sections;
 //! - [`charts`]: the SVG charts; [`page`]: the page around them.
 
@@ -10,14 +10,17 @@ pub mod across;
 pub mod charts;
 pub mod data;
 pub mod escape;
+pub mod knob_sweep;
 pub mod losses;
 pub mod numbers;
 pub mod page;
-pub mod rfc2544;
 pub mod rfc_section;
 pub mod sections;
+pub mod sizes;
 
-use pktlab_bench::campaign::export::{Exporter, Finished};
+use pktlab_campaign::runs::Runs;
+use pktlab_campaign::sink::{Exporter, Finished};
+use pktlab_search::mlr::Searches;
 
 pub use data::{Folder, LoadError};
 
@@ -34,26 +37,24 @@ pub fn render(folders: &[Folder]) -> String {
 /// The campaign's `report.html`, rewritten after each run and at the end.
 pub struct HtmlReport;
 
-impl Exporter for HtmlReport {
+impl Exporter<Runs> for HtmlReport {
     fn file_name(&self) -> &'static str {
         REPORT_FILE
     }
 
-    fn render(&self, f: &Finished<'_>) -> Option<String> {
-        let folder = Folder::from_parts(
-            f.dir,
-            f.summary.clone(),
-            Some(f.campaign.clone()),
-            Vec::new(),
-        );
-        Some(match folder {
-            Ok(folder) => page::folder_page(&folder),
-            // A run file the campaign wrote but cannot read back: the page
-            // says so rather than the campaign failing.
-            Err(e) => format!(
-                "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\"><title>pktlab report</title></head><body><p>The report could not be made: {}</p></body></html>\n",
-                escape::html(&e.to_string())
-            ),
-        })
+    fn render(&self, f: &Finished<'_, Runs>) -> Option<String> {
+        let folder = Folder::of_runs(&f.folder.path, f.plan, f.env, f.results);
+        Some(page::folder_page(&folder))
+    }
+}
+
+impl Exporter<Searches> for HtmlReport {
+    fn file_name(&self) -> &'static str {
+        REPORT_FILE
+    }
+
+    fn render(&self, f: &Finished<'_, Searches>) -> Option<String> {
+        let folder = Folder::of_searches(&f.folder.path, f.plan, f.env, f.results);
+        Some(page::folder_page(&folder))
     }
 }

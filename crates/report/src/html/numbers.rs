@@ -35,7 +35,7 @@ pub fn percent(ratio: f64) -> String {
 
 /// `YYYY-mm-dd HH:MM:SS UTC`.
 pub fn utc(unix: u64) -> String {
-    let s = pktlab_bench::campaign::results::utc_stamp(unix);
+    let s = pktlab_campaign::folder::utc_stamp(unix);
     format!(
         "{}-{}-{} {}:{}:{} UTC",
         &s[0..4],

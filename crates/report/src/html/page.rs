@@ -97,23 +97,38 @@ fn warnings(f: &Folder) -> String {
     format!("<div class=\"warnings\" role=\"alert\">{items}</div>")
 }
 
-/// The sections of one folder, with a table of contents.
+/// The sections of one folder, with a table of contents: a search
+/// folder's answer (NDR and PDR) first, a fixed-rate campaign's summary
+/// first.
 fn body(f: &Folder) -> String {
-    let parts = [
-        ("summary", "Summary", sections::summary(f)),
-        (
-            "configurations",
-            "Configurations compared",
-            sections::configurations(f),
-        ),
-        ("runs", "Runs over time", sections::runs_over_time(f)),
-        ("drops", "Where the lost frames went", losses::section(f)),
-        ("load", "DUT load", sections::dut_load(f)),
-        ("sweep", "Size sweep", sections::size_sweep(f)),
-        ("rfc2544", "RFC 2544", rfc_section::rfc2544(f)),
-        ("interfaces", "Interfaces", sections::interfaces(f)),
-        ("missing", "Not in this folder", sections::missing(f)),
-    ];
+    let parts = match &f.searches {
+        Some(_) => vec![
+            ("rfc2544", "RFC 2544", rfc_section::rfc2544(f)),
+            (
+                "knob-sweep",
+                "Knob sweep",
+                super::knob_sweep::search_section(f),
+            ),
+            ("summary", "Campaign and lab", sections::search_summary(f)),
+            ("drops", "Where the lost frames went", losses::section(f)),
+            ("missing", "Not in this folder", sections::missing(f)),
+        ],
+        None => vec![
+            ("summary", "Summary", sections::summary(f)),
+            (
+                "configurations",
+                "Configurations compared",
+                sections::configurations(f),
+            ),
+            ("runs", "Runs over time", sections::runs_over_time(f)),
+            ("drops", "Where the lost frames went", losses::section(f)),
+            ("load", "DUT load", sections::dut_load(f)),
+            ("sweep", "Size sweep", sections::size_sweep(f)),
+            ("knob-sweep", "Knob sweep", super::knob_sweep::section(f)),
+            ("interfaces", "Interfaces", sections::interfaces(f)),
+            ("missing", "Not in this folder", sections::missing(f)),
+        ],
+    };
     let nav: String = parts
         .iter()
         .filter(|p| !p.2.is_empty())
@@ -128,7 +143,7 @@ fn body(f: &Folder) -> String {
 
 /// The page of one results folder.
 pub fn folder_page(f: &Folder) -> String {
-    let title = format!("pktlab report: {}", f.summary.name);
+    let title = format!("pktlab report: {}", f.name);
     let mut out = head(&title);
     out += &format!(
         "<h1>{}</h1>\n<p class=\"meta\">Results folder <code>{}</code></p>\n",

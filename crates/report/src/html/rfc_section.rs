@@ -1,14 +1,32 @@
-//! The RFC 2544 section: NDR/PDR per size with their bounds, the search
-//! trace, the frame-loss curves, latency percentiles in HDR style and the
-//! back-to-back result, from `rfc2544.json` and `trials.jsonl`.
+//! The RFC 2544 section, which leads the page of an rfc2544 folder: NDR
+//! and PDR per size with their bounds, the search trace, the frame-loss
+//! curves, latency percentiles in HDR style and the back-to-back result,
+//! from the searches' results and trials.
 
 use std::collections::BTreeMap;
+
+use pktlab_search::mlr::latency::LatencyResult;
+use pktlab_search::mlr::summary::{Report, Throughput};
 
 use super::charts::{self, LineChart, Series};
 use super::data::Folder;
 use super::escape::html;
 use super::numbers::{grouped, percent, pps};
 use super::sections::{figure, table};
+use super::sizes::SizeLabel;
+use crate::rfc2544::short_goal_name;
+use pktlab_search::mlr::record::THROUGHPUT;
+
+/// (percentile, ns) points of a load's HDR curve; max is drawn at 99.99.
+fn hdr_points(l: &LatencyResult) -> [(f64, f64); 5] {
+    [
+        (50.0, l.p50_ns as f64),
+        (90.0, l.p90_ns as f64),
+        (99.0, l.p99_ns as f64),
+        (99.9, l.p999_ns as f64),
+        (99.99, l.max_ns as f64),
+    ]
+}
 
 fn opt(v: Option<f64>) -> String {
     v.map_or("–".into(), pps)
@@ -25,15 +43,10 @@ fn pairs<'a>(keys: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<(String, Str
     out
 }
 
+/// The section; empty for a folder without searches.
 pub fn rfc2544(f: &Folder) -> String {
-    let Some(r) = &f.rfc2544 else {
-        if f.trials.is_empty() {
-            return String::new();
-        }
-        return format!(
-            "<section id=\"rfc2544\"><h2>RFC 2544</h2>{}</section>",
-            trace(f)
-        );
+    let Some(r) = f.report() else {
+        return String::new();
     };
     let mut out = String::from("<section id=\"rfc2544\"><h2>RFC 2544</h2>");
     if !r.throughput.is_empty() {
@@ -43,188 +56,205 @@ pub fn rfc2544(f: &Folder) -> String {
                 .iter()
                 .map(|t| (t.config.as_str(), t.traffic.as_str())),
         ) {
-            let mine: Vec<_> = r
+            let mine: Vec<&Throughput> = r
                 .throughput
                 .iter()
                 .filter(|t| t.config == config && t.traffic == traffic)
                 .collect();
-            let sizes: Vec<String> = mine.iter().map(|t| format!("{} B", t.size)).collect();
-            let mut goals: Vec<charts::GoalBounds> = Vec::new();
-            for t in &mine {
-                for g in &t.goals {
-                    let name = g.name();
-                    if !goals.iter().any(|(n, _)| *n == name) {
-                        goals.push((name, Vec::new()));
-                    }
-                }
-            }
-            for (name, per) in goals.iter_mut() {
-                for t in &mine {
-                    let g = t.goals.iter().find(|g| g.name() == *name);
-                    let nan = f64::NAN;
-                    per.push(g.map_or((nan, nan, nan), |g| {
-                        (
-                            g.lower_pps.unwrap_or(nan),
-                            g.conditional_throughput_pps.unwrap_or(nan),
-                            g.upper_pps.unwrap_or(nan),
-                        )
-                    }));
-                }
-            }
-            let chart = charts::bounds_chart(
-                &format!("NDR/PDR {config} · {traffic}"),
-                "packets per second",
-                &sizes,
-                &goals,
-            );
-            let mut rows = Vec::new();
-            for t in &mine {
-                for g in &t.goals {
-                    rows.push(vec![
-                        t.size.to_string(),
-                        g.name(),
-                        percent(g.exceed_ratio),
-                        opt(g.lower_pps),
-                        opt(g.conditional_throughput_pps),
-                        opt(g.upper_pps),
-                        t.trials.to_string(),
-                        if t.generator_limited {
-                            "yes: at least this".into()
-                        } else {
-                            "no".into()
-                        },
-                    ]);
-                }
-            }
             out += &format!("<h4>{} · {}</h4>", html(&config), html(&traffic));
-            out += &figure(
-                &chart,
-                &table(
-                    &[
-                        "Size",
-                        "Goal",
-                        "Exceed ratio",
-                        "Lower bound pps",
-                        "Conditional throughput pps",
-                        "Upper bound pps",
-                        "Trials",
-                        "Generator-limited",
-                    ],
-                    &rows,
-                    2,
-                ),
-            );
+            out += &throughput_figure(&config, &traffic, &mine);
         }
     }
     out += &trace(f);
-    if !r.frame_loss.is_empty() || !f.trials.is_empty() {
-        out += &frame_loss(f);
+    if !r.frame_loss.is_empty() || !f.trials().is_empty() {
+        out += &frame_loss(f, r);
     }
-    if !r.latency.is_empty() {
-        out += "<h3>Latency</h3>";
-        let mut groups: BTreeMap<
-            (String, String, super::rfc2544::SizeLabel),
-            Vec<&super::rfc2544::Latency>,
-        > = BTreeMap::new();
-        for l in &r.latency {
-            groups
-                .entry((l.config.clone(), l.traffic.clone(), l.size.clone()))
-                .or_default()
-                .push(l);
-        }
-        for ((config, traffic, size), ls) in groups {
-            let series: Vec<Series> = ls
-                .iter()
-                .map(|l| Series {
-                    name: format!("at {} pps", pps(l.load_pps)),
-                    points: l.points().iter().map(|&(p, ns)| (p, ns / 1e3)).collect(),
-                })
-                .collect();
-            let chart =
-                charts::hdr_chart(&format!("Latency {config} · {traffic} · {size} B"), &series);
-            let rows: Vec<Vec<String>> = ls
-                .iter()
-                .map(|l| {
-                    [
-                        l.load_pps, l.min_ns, l.p50_ns, l.p90_ns, l.p99_ns, l.p999_ns, l.max_ns,
-                    ]
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| if i == 0 { pps(*v) } else { grouped(v / 1e3, 2) })
-                    .collect()
-                })
-                .collect();
-            out += &format!(
-                "<h4>{} · {} · {} B</h4>",
-                html(&config),
-                html(&traffic),
-                size
-            );
-            out += &figure(
-                &chart,
-                &table(
-                    &[
-                        "Load pps",
-                        "min µs",
-                        "p50 µs",
-                        "p90 µs",
-                        "p99 µs",
-                        "p99.9 µs",
-                        "max µs",
-                    ],
-                    &rows,
-                    0,
-                ),
-            );
+    out += &latency(r);
+    out += &back_to_back(r);
+    out + "</section>"
+}
+
+/// One configuration's and traffic's NDR/PDR bounds per size: chart and
+/// table.
+fn throughput_figure(config: &str, traffic: &str, mine: &[&Throughput]) -> String {
+    let sizes: Vec<String> = mine.iter().map(|t| format!("{} B", t.size)).collect();
+    let mut goals: Vec<charts::GoalBounds> = Vec::new();
+    for t in mine {
+        for g in &t.goals {
+            let name = short_goal_name(g);
+            if !goals.iter().any(|(n, _)| *n == name) {
+                goals.push((name, Vec::new()));
+            }
         }
     }
-    if !r.back_to_back.is_empty() {
-        let rows: Vec<Vec<String>> = r
-            .back_to_back
-            .iter()
-            .map(|b| {
-                vec![
-                    b.config.clone(),
-                    b.traffic.clone(),
-                    b.size.to_string(),
-                    grouped(b.frames, 1),
-                    pps(b.burst_pps),
-                    b.trials.to_string(),
-                    b.implied_buffer_time_s
-                        .map_or("–".into(), |s| grouped(s * 1e6, 2)),
-                    b.corrected_buffer_time_s
-                        .map_or("–".into(), |s| grouped(s * 1e6, 2)),
-                ]
-            })
-            .collect();
-        out += "<h3>Back-to-back frames</h3>";
-        out += &table(
+    for (name, per) in goals.iter_mut() {
+        for t in mine {
+            let g = t.goals.iter().find(|g| short_goal_name(g) == *name);
+            let nan = f64::NAN;
+            per.push(g.map_or((nan, nan, nan), |g| {
+                (
+                    g.lower_pps.unwrap_or(nan),
+                    g.conditional_throughput_pps.unwrap_or(nan),
+                    g.upper_pps.unwrap_or(nan),
+                )
+            }));
+        }
+    }
+    let chart = charts::bounds_chart(
+        &format!("NDR/PDR {config} · {traffic}"),
+        "packets per second",
+        &sizes,
+        &goals,
+    );
+    let mut rows = Vec::new();
+    for t in mine {
+        for g in &t.goals {
+            rows.push(vec![
+                t.size.to_string(),
+                short_goal_name(g),
+                percent(g.exceed_ratio),
+                opt(g.lower_pps),
+                opt(g.conditional_throughput_pps),
+                opt(g.upper_pps),
+                t.trials.to_string(),
+                if t.generator_limited {
+                    "yes: at least this".into()
+                } else {
+                    "no".into()
+                },
+            ]);
+        }
+    }
+    figure(
+        &chart,
+        &table(
             &[
-                "Configuration",
-                "Traffic",
                 "Size",
-                "Frames (average)",
-                "Burst pps",
+                "Goal",
+                "Exceed ratio",
+                "Lower bound pps",
+                "Conditional throughput pps",
+                "Upper bound pps",
                 "Trials",
-                "Implied buffer µs",
-                "Corrected buffer µs (RFC 9004)",
+                "Generator-limited",
             ],
             &rows,
             2,
+        ),
+    )
+}
+
+/// Latency percentiles per load, in HDR style.
+fn latency(r: &Report) -> String {
+    if r.latency.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("<h3>Latency</h3>");
+    let mut groups: BTreeMap<(String, String, SizeLabel), Vec<&LatencyResult>> = BTreeMap::new();
+    for l in &r.latency {
+        groups
+            .entry((
+                l.config.clone(),
+                l.traffic.clone(),
+                SizeLabel(l.size.clone()),
+            ))
+            .or_default()
+            .push(l);
+    }
+    for ((config, traffic, size), ls) in groups {
+        let series: Vec<Series> = ls
+            .iter()
+            .map(|l| Series {
+                name: format!("at {} pps", pps(l.load_pps)),
+                points: hdr_points(l).iter().map(|&(p, ns)| (p, ns / 1e3)).collect(),
+            })
+            .collect();
+        let chart = charts::hdr_chart(&format!("Latency {config} · {traffic} · {size} B"), &series);
+        let rows: Vec<Vec<String>> = ls
+            .iter()
+            .map(|l| {
+                let ns = [l.min_ns, l.p50_ns, l.p90_ns, l.p99_ns, l.p999_ns, l.max_ns];
+                let mut row = vec![pps(l.load_pps)];
+                row.extend(ns.iter().map(|v| grouped(*v as f64 / 1e3, 2)));
+                row
+            })
+            .collect();
+        out += &format!(
+            "<h4>{} · {} · {} B</h4>",
+            html(&config),
+            html(&traffic),
+            size
+        );
+        out += &figure(
+            &chart,
+            &table(
+                &[
+                    "Load pps",
+                    "min µs",
+                    "p50 µs",
+                    "p90 µs",
+                    "p99 µs",
+                    "p99.9 µs",
+                    "max µs",
+                ],
+                &rows,
+                0,
+            ),
         );
     }
-    out + "</section>"
+    out
+}
+
+/// The back-to-back frames and RFC 9004's buffer times.
+fn back_to_back(r: &Report) -> String {
+    if r.back_to_back.is_empty() {
+        return String::new();
+    }
+    let rows: Vec<Vec<String>> = r
+        .back_to_back
+        .iter()
+        .map(|b| {
+            vec![
+                b.config.clone(),
+                b.traffic.clone(),
+                b.size.to_string(),
+                grouped(b.frames, 1),
+                pps(b.burst_pps),
+                b.trials.to_string(),
+                b.implied_buffer_time_s
+                    .map_or("–".into(), |s| grouped(s * 1e6, 2)),
+                b.corrected_buffer_time_s
+                    .map_or("–".into(), |s| grouped(s * 1e6, 2)),
+            ]
+        })
+        .collect();
+    let mut out = String::from("<h3>Back-to-back frames</h3>");
+    out += &table(
+        &[
+            "Configuration",
+            "Traffic",
+            "Size",
+            "Frames (average)",
+            "Burst pps",
+            "Trials",
+            "Implied buffer µs",
+            "Corrected buffer µs (RFC 9004)",
+        ],
+        &rows,
+        2,
+    );
+    out
 }
 
 /// Every throughput trial's offered load against time, coloured by the
 /// class its load got for the first goal.
 fn trace(f: &Folder) -> String {
-    let trials: Vec<_> = f.trials.iter().filter(|t| t.test == "throughput").collect();
+    let trials: Vec<_> = f.trials().iter().filter(|t| t.test == THROUGHPUT).collect();
     if trials.is_empty() {
         return String::new();
     }
     let mut out = String::from("<h3>Search trace</h3>");
-    let mut keys: Vec<(String, String, super::rfc2544::SizeLabel)> = Vec::new();
+    let mut keys: Vec<(String, String, String)> = Vec::new();
     for t in &trials {
         let k = (t.config.clone(), t.traffic.clone(), t.size.clone());
         if !keys.contains(&k) {
@@ -236,14 +266,11 @@ fn trace(f: &Folder) -> String {
             .iter()
             .filter(|t| t.config == config && t.traffic == traffic && t.size == size)
             .collect();
-        let t0 = mine
-            .iter()
-            .map(|t| t.started_at)
-            .fold(f64::INFINITY, f64::min);
+        let t0 = mine.iter().map(|t| t.started_at).min().unwrap_or(0);
         let mut groups: Vec<Series> = Vec::new();
         for t in &mine {
-            let class = t.first_class();
-            let p = (t.started_at - t0, t.offered_pps);
+            let class = t.first_class().to_string();
+            let p = ((t.started_at - t0) as f64, t.offered_pps);
             match groups.iter_mut().find(|g| g.name == class) {
                 Some(g) => g.points.push(p),
                 None => groups.push(Series {
@@ -262,8 +289,8 @@ fn trace(f: &Folder) -> String {
             .iter()
             .map(|t| {
                 vec![
-                    t.first_class(),
-                    grouped(t.started_at - t0, 1),
+                    t.first_class().to_string(),
+                    grouped((t.started_at - t0) as f64, 1),
                     t.intended_pps.map_or("full speed".to_string(), pps),
                     pps(t.offered_pps),
                     grouped(t.duration_s, 1),
@@ -316,20 +343,16 @@ fn trace(f: &Folder) -> String {
 
 /// The frame-loss curve (RFC 2544 §26.3 steps) and the search trials' loss
 /// against offered load, both kept.
-fn frame_loss(f: &Folder) -> String {
-    let mut keys: Vec<(String, String, super::rfc2544::SizeLabel)> = Vec::new();
-    let steps = f
-        .rfc2544
-        .as_ref()
-        .map(|r| r.frame_loss.as_slice())
-        .unwrap_or(&[]);
+fn frame_loss(f: &Folder, r: &Report) -> String {
+    let mut keys: Vec<(String, String, String)> = Vec::new();
+    let steps = r.frame_loss.as_slice();
     for k in steps
         .iter()
         .map(|l| (l.config.clone(), l.traffic.clone(), l.size.clone()))
         .chain(
-            f.trials
+            f.trials()
                 .iter()
-                .filter(|t| t.test == "throughput")
+                .filter(|t| t.test == THROUGHPUT)
                 .map(|t| (t.config.clone(), t.traffic.clone(), t.size.clone())),
         )
     {
@@ -364,13 +387,10 @@ fn frame_loss(f: &Folder) -> String {
             });
         }
         let mut pts: Vec<(f64, f64)> = f
-            .trials
+            .trials()
             .iter()
             .filter(|t| {
-                t.test == "throughput"
-                    && t.config == config
-                    && t.traffic == traffic
-                    && t.size == size
+                t.test == THROUGHPUT && t.config == config && t.traffic == traffic && t.size == size
             })
             .map(|t| (t.offered_pps, t.loss_ratio * 100.0))
             .collect();

@@ -2,11 +2,13 @@
 //! the folder has no data for it. Every chart comes with a table (or a
 //! `<details>` with one) of the numbers it draws.
 
-use pktlab_bench::campaign::summary::{Cell, SweepTable};
+use pktlab_campaign::records::RunRecord as Run;
+use pktlab_campaign::summary::{Cell, SweepTable};
 use pktlab_stats::Confidence;
+use pktlab_trial::trial::GENERATOR_TOLERANCE;
 
 use super::charts::{self, LineChart, Series, Strip};
-use super::data::{Folder, Run};
+use super::data::Folder;
 use super::escape::html;
 use super::numbers::{duration, grouped, pps, utc};
 
@@ -49,7 +51,7 @@ fn details(summary: &str, body: &str) -> String {
 /// The warnings of the band at the top of the page.
 pub fn warnings(f: &Folder) -> Vec<String> {
     let mut out = Vec::new();
-    if f.summary.virtual_lab || f.env.as_ref().is_some_and(|e| e.virtual_lab) {
+    if f.virtual_lab() {
         let isolated = f
             .env
             .as_ref()
@@ -64,9 +66,9 @@ pub fn warnings(f: &Folder) -> Vec<String> {
         });
     }
     let limited: Vec<String> = f
-        .runs
+        .records()
         .iter()
-        .filter(|r| r.generator_limited())
+        .filter(|r| r.result.generator_limited())
         .map(|r| {
             format!(
                 "{} {} #{}",
@@ -76,12 +78,13 @@ pub fn warnings(f: &Folder) -> Vec<String> {
         .collect();
     if !limited.is_empty() {
         out.push(format!(
-            "Generator-limited: the generator offered less than 99.5 % of the requested rate in {} run(s) ({}): those figures are the generator's limit, not the DUT's.",
+            "Generator-limited: the generator offered less than {} % of the requested rate in {} run(s) ({}): those figures are the generator's limit, not the DUT's.",
+            (1.0 - GENERATOR_TOLERANCE) * 100.0,
             limited.len(),
             limited.join(", ")
         ));
     }
-    if let Some(r) = &f.rfc2544 {
+    if let Some(r) = f.report() {
         let limited: Vec<String> = r
             .throughput
             .iter()
@@ -112,11 +115,13 @@ pub fn warnings(f: &Folder) -> Vec<String> {
 
 /// The ministat verdict of `config` against the first configuration.
 pub fn verdict(f: &Folder, config: &str, traffic: &str) -> String {
-    if f.summary.configs.first().map(String::as_str) == Some(config) {
+    let Some(s) = f.summary() else {
+        return "not compared".into();
+    };
+    if s.configs.first().map(String::as_str) == Some(config) {
         return "baseline".into();
     }
-    let Some(c) = f
-        .summary
+    let Some(c) = s
         .comparisons
         .iter()
         .find(|c| c.config == config && c.traffic == traffic)
@@ -144,8 +149,12 @@ fn signed(v: f64, decimals: usize) -> String {
     }
 }
 
+/// The summary of a fixed-rate campaign: its runs, the lab and host, and
+/// each configuration's median against the baseline.
 pub fn summary(f: &Folder) -> String {
-    let s = &f.summary;
+    let Some(s) = f.summary() else {
+        return String::new();
+    };
     let mut out = String::from("<section id=\"summary\"><h2>Summary</h2>");
     let mut facts: Vec<Vec<String>> = vec![
         vec!["Campaign".into(), s.name.clone()],
@@ -166,6 +175,81 @@ pub fn summary(f: &Folder) -> String {
             ),
         ],
     ];
+    facts.extend(lab_facts(f));
+    let started = f.records().iter().map(|r| r.header.started_at).min();
+    let finished = f
+        .records()
+        .iter()
+        .filter_map(|r| r.result.finished_at)
+        .max();
+    if let (Some(a), Some(b)) = (started, finished) {
+        facts.push(vec!["When".into(), format!("{} to {}", utc(a), utc(b))]);
+        facts.push(vec!["Took".into(), duration(b.saturating_sub(a))]);
+    }
+    facts.extend(link_fact(f));
+    out += &table(&["", ""], &facts, 2);
+    let rows: Vec<Vec<String>> = s
+        .cells
+        .iter()
+        .filter(|c| !c.values.is_empty())
+        .map(|c| {
+            vec![
+                c.config.clone(),
+                c.traffic.clone(),
+                c.values.len().to_string(),
+                c.forwarded.map_or("–".into(), |x| pps(x.median)),
+                verdict(f, &c.config, &c.traffic),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        out += "<h3>Forwarded packets per second, per configuration</h3>";
+        out += &table(
+            &[
+                "Configuration",
+                "Traffic",
+                "Runs",
+                "Median pps",
+                "Against the baseline (ministat)",
+            ],
+            &rows,
+            2,
+        );
+    }
+    out + "</section>"
+}
+
+/// The campaign, lab and host of a search folder, after its answer.
+pub fn search_summary(f: &Folder) -> String {
+    let Some(s) = &f.searches else {
+        return String::new();
+    };
+    let mut facts: Vec<Vec<String>> = vec![
+        vec!["Campaign".into(), f.name.clone()],
+        vec![
+            "Searches".into(),
+            format!("{}, {} trials", s.report.throughput.len(), s.trials.len()),
+        ],
+    ];
+    facts.extend(lab_facts(f));
+    let started = s.trials.iter().map(|t| t.started_at).min();
+    let last = s.trials.iter().map(|t| t.started_at).max();
+    if let (Some(a), Some(b)) = (started, last) {
+        facts.push(vec![
+            "When".into(),
+            format!("{} to {} (the last trial's start)", utc(a), utc(b)),
+        ]);
+    }
+    facts.extend(link_fact(f));
+    format!(
+        "<section id=\"summary\"><h2>Campaign and lab</h2>{}</section>",
+        table(&["", ""], &facts, 2)
+    )
+}
+
+/// The lab, host, NICs and link of a folder, one row each.
+fn lab_facts(f: &Folder) -> Vec<Vec<String>> {
+    let mut facts = Vec::new();
     if let Some(e) = &f.env {
         facts.push(vec!["Lab".into(), e.lab.clone()]);
         facts.push(vec![
@@ -209,49 +293,17 @@ pub fn summary(f: &Folder) -> String {
         }
         facts.push(vec!["pktlab".into(), e.pktlab_version.clone()]);
     }
-    let started = f.runs.iter().map(|r| r.header.started_at).min();
-    let finished = f.runs.iter().filter_map(|r| r.result.finished_at).max();
-    if let (Some(a), Some(b)) = (started, finished) {
-        facts.push(vec!["When".into(), format!("{} to {}", utc(a), utc(b))]);
-        facts.push(vec!["Took".into(), duration(b.saturating_sub(a))]);
-    }
-    if let Some(l) = f.link_bps() {
-        facts.push(vec![
+    facts
+}
+
+/// The link speed, when the campaign gives it.
+fn link_fact(f: &Folder) -> Option<Vec<String>> {
+    f.link_bps().map(|l| {
+        vec![
             "Link speed".into(),
             format!("{} Gbit/s", grouped(l / 1e9, 3)),
-        ]);
-    }
-    out += &table(&["", ""], &facts, 2);
-
-    let rows: Vec<Vec<String>> = s
-        .cells
-        .iter()
-        .filter(|c| !c.values.is_empty())
-        .map(|c| {
-            vec![
-                c.config.clone(),
-                c.traffic.clone(),
-                c.values.len().to_string(),
-                c.forwarded.map_or("–".into(), |x| pps(x.median)),
-                verdict(f, &c.config, &c.traffic),
-            ]
-        })
-        .collect();
-    if !rows.is_empty() {
-        out += "<h3>Forwarded packets per second, per configuration</h3>";
-        out += &table(
-            &[
-                "Configuration",
-                "Traffic",
-                "Runs",
-                "Median pps",
-                "Against the baseline (ministat)",
-            ],
-            &rows,
-            2,
-        );
-    }
-    out + "</section>"
+        ]
+    })
 }
 
 /// The 95 % confidence interval of the mean of `values` (Student's t of
@@ -278,10 +330,12 @@ fn strip_of(c: &Cell) -> Option<Strip> {
 }
 
 pub fn configurations(f: &Folder) -> String {
+    let Some(summary) = f.summary() else {
+        return String::new();
+    };
     let mut out = String::new();
-    for traffic in &f.summary.traffics {
-        let cells: Vec<&Cell> = f
-            .summary
+    for traffic in &summary.traffics {
+        let cells: Vec<&Cell> = summary
             .cells
             .iter()
             .filter(|c| &c.traffic == traffic && !c.values.is_empty())
@@ -364,8 +418,11 @@ fn kept(run: &Run, n: usize) -> (usize, usize) {
 }
 
 pub fn runs_over_time(f: &Folder) -> String {
+    let Some(summary) = f.summary() else {
+        return String::new();
+    };
     let mut out = String::new();
-    for cell in f.summary.cells.iter().filter(|c| !c.values.is_empty()) {
+    for cell in summary.cells.iter().filter(|c| !c.values.is_empty()) {
         let runs: Vec<&Run> = f.runs_of(&cell.config, &cell.traffic).collect();
         if runs.iter().all(|r| r.result.rx_samples.is_empty()) {
             continue;
@@ -475,7 +532,7 @@ pub fn runs_over_time(f: &Folder) -> String {
 /// own host when it is another one (over ssh), with that host's name;
 /// else this host's, where the built-in lab and local DUTs run.
 fn dut_second(
-    s: &pktlab_bench::monitor::Second,
+    s: &pktlab_loss::monitor::Second,
 ) -> (
     &[pktlab_lab::cpuload::CpuLoad],
     &[pktlab_lab::interrupts::IrqDelta],
@@ -514,8 +571,11 @@ pub fn cpu_means(runs: &[&Run]) -> Vec<(usize, [f64; 5])> {
 }
 
 pub fn dut_load(f: &Folder) -> String {
+    let Some(summary) = f.summary() else {
+        return String::new();
+    };
     let mut out = String::new();
-    for cell in f.summary.cells.iter().filter(|c| !c.values.is_empty()) {
+    for cell in summary.cells.iter().filter(|c| !c.values.is_empty()) {
         let runs: Vec<&Run> = f.runs_of(&cell.config, &cell.traffic).collect();
         let means = cpu_means(&runs);
         if means.is_empty() {
@@ -597,7 +657,7 @@ pub fn dut_load(f: &Folder) -> String {
 }
 
 fn sweep_figure(t: &SweepTable) -> String {
-    let pts = |f: &dyn Fn(&pktlab_bench::campaign::summary::SweepRow) -> f64| -> Vec<(f64, f64)> {
+    let pts = |f: &dyn Fn(&pktlab_campaign::summary::SweepRow) -> f64| -> Vec<(f64, f64)> {
         t.rows.iter().map(|r| (r.size as f64, f(r))).collect()
     };
     // The line rate as a curve: 40 sizes spread evenly on the log axis
@@ -687,11 +747,11 @@ fn sweep_figure(t: &SweepTable) -> String {
 }
 
 pub fn size_sweep(f: &Folder) -> String {
-    if f.summary.sweeps.is_empty() {
+    let Some(summary) = f.summary().filter(|s| !s.sweeps.is_empty()) else {
         return String::new();
-    }
+    };
     let mut out = String::from("<section id=\"sweep\"><h2>Size sweep</h2><p>Medians of the runs; L1 adds 20 bytes of preamble and gap per frame.</p>");
-    for t in &f.summary.sweeps {
+    for t in &summary.sweeps {
         out += &format!("<h3>{} · {}</h3>", html(&t.config), html(&t.traffic));
         out += &sweep_figure(t);
     }
@@ -699,8 +759,11 @@ pub fn size_sweep(f: &Folder) -> String {
 }
 
 pub fn interfaces(f: &Folder) -> String {
+    let Some(summary) = f.summary() else {
+        return String::new();
+    };
     let mut out = String::new();
-    for cell in f.summary.cells.iter().filter(|c| !c.values.is_empty()) {
+    for cell in summary.cells.iter().filter(|c| !c.values.is_empty()) {
         // (role, ns, iface) → [rx, tx, rx_err, tx_err, rx_drop, tx_drop, rx_missed]
         let mut acc: Vec<((String, String), [u64; 7])> = Vec::new();
         for r in f.runs_of(&cell.config, &cell.traffic) {
@@ -808,7 +871,7 @@ mod tests {
     /// the DUT's; without a DUT host, this host's own.
     #[test]
     fn the_dut_load_is_read_on_the_dut_s_host() {
-        use pktlab_bench::monitor::{HostLoad, Second};
+        use pktlab_loss::monitor::{HostLoad, Second};
         let irq = |name: &str| pktlab_lab::interrupts::IrqDelta {
             iface: "d0".into(),
             irq: "30".into(),

@@ -1,8 +1,8 @@
 //! Reading a data set the way ministat does.
 
+use super::dataset::Dataset;
 use crate::cparse::{is_c_space, parse_c_double};
 use crate::error::StatsError;
-use crate::ministat::Dataset;
 
 /// The fewest points ministat accepts in a data set.
 pub const MIN_POINTS: usize = 3;

@@ -11,8 +11,8 @@
 //! of the last set drawn, so stacks of earlier sets that are taller than the
 //! last set's tallest stack are cut off (FreeBSD's ministat does this).
 
+use super::dataset::symbol;
 use crate::descriptive::Sample;
-use crate::ministat::symbol;
 
 /// The plot of `sets` (each with its 1-based set number) across `width`
 /// columns, borders included in the output but not in `width`.

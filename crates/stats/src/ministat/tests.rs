@@ -1,6 +1,7 @@
 //! `render` against outputs worked out by hand.
 
 use super::*;
+use crate::student::Confidence;
 
 fn set(name: &str, values: &[f64]) -> Dataset {
     Dataset {

@@ -1,0 +1,23 @@
+//! pktlab trial layer: the lab a campaign runs on, and one trial on it.
+//!
+//! A *trial* starts the receiver in the lab's receiver namespace, waits
+//! until it is ready, runs the generator for the trial's duration while a
+//! thread samples every lab interface's counters, the per-CPU load and the
+//! NICs' interrupts once per second, lets the last frames drain, and stops
+//! the receiver. Its *value* is the median of the receiver's per-second
+//! samples of test frames, leaving out a warm-up and a tail (BSDRP's
+//! bench-lab trims the same way).
+//!
+//! - [`target`]: the lab (built-in or interfaces, hosts over ssh);
+//! - [`traffic`]: a traffic profile;
+//! - [`trial`]: one trial and what it measured;
+//! - [`samples`], [`late`]: a run's value, and frames that came late.
+
+mod error;
+pub mod late;
+pub mod samples;
+pub mod target;
+pub mod traffic;
+pub mod trial;
+
+pub use error::TrialError;

@@ -1,0 +1,79 @@
+//! Traffic profiles: what the generator sends in a trial.
+
+use pktlab_wire::flow::{self, FlowOrder, FlowSet};
+use pktlab_wire::frame::FrameSpec;
+use pktlab_wire::mac::MacAddr;
+use pktlab_wire::range::Family;
+use pktlab_wire::size::SizeMix;
+
+use crate::TrialError;
+
+/// A named traffic profile.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Traffic {
+    /// `inet4`, `inet6`, `inet4-1518`, ...
+    pub name: String,
+    pub src: String,
+    pub dst: String,
+    pub sizes: String,
+    /// Requested rate in pps; None: as fast as the generator can.
+    pub rate_pps: Option<f64>,
+    /// Generator threads.
+    pub threads: usize,
+}
+
+impl Traffic {
+    /// The built-in lab's 2000 flows of 64-byte IPv4 frames at full speed:
+    /// the pkt-gen command of BSDRP's forwarding lab.
+    pub fn inet4() -> Traffic {
+        Traffic {
+            name: "inet4".into(),
+            src: flow::LAB_SRC_V4.into(),
+            dst: flow::LAB_DST_V4.into(),
+            sizes: "64".into(),
+            rate_pps: None,
+            threads: 1,
+        }
+    }
+
+    /// The IPv6 twin of [`Traffic::inet4`], with the smallest frame that
+    /// holds IPv6, UDP and the test payload.
+    pub fn inet6() -> Traffic {
+        Traffic {
+            name: "inet6".into(),
+            src: flow::LAB_SRC_V6.into(),
+            dst: flow::LAB_DST_V6.into(),
+            sizes: pktlab_wire::frame::min_frame_size(Family::Inet6, false).to_string(),
+            rate_pps: None,
+            threads: 1,
+        }
+    }
+
+    /// The frames for this traffic between two MACs.
+    pub fn frame_spec(&self, src_mac: [u8; 6], dst_mac: [u8; 6]) -> Result<FrameSpec, TrialError> {
+        let flows = FlowSet::new(self.src.parse()?, self.dst.parse()?)?;
+        let sizes: SizeMix = self.sizes.parse()?;
+        let spec = FrameSpec {
+            src_mac: MacAddr(src_mac),
+            dst_mac: MacAddr(dst_mac),
+            vlan: None,
+            ttl: 64,
+            flows,
+            order: FlowOrder::Sequential,
+            sizes,
+        };
+        spec.validate()?;
+        // Campaigns have no --allow-public: they send to the lab's ranges.
+        pktlab_wire::safety::check_destinations(&spec.flows).map_err(|e| match e {
+            pktlab_wire::WireError::PublicDestination { addr, in_range } => {
+                TrialError::Usage(format!(
+                    "traffic profile '{}': destination {addr}{in_range} is outside the benchmark, \
+                     private and documentation ranges, where campaigns never send",
+                    self.name
+                ))
+            }
+            e => e.into(),
+        })?;
+        Ok(spec)
+    }
+}
