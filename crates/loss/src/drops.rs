@@ -28,6 +28,7 @@ use pktlab_engine::affinity::format_cpu_list;
 use pktlab_engine::rx::RxSummary;
 use pktlab_engine::tx::TxSummary;
 use pktlab_io::droptrace::{netns_inode, NamedDrop, NetnsNames, BACKLOG_REASON, HOST, MAX_WATCHED};
+use pktlab_io::xdpdrops::{NamedXdpDrop, XdpDropCause};
 use pktlab_lab::ports::Port;
 use pktlab_lab::softnet::{self, SoftnetCpu};
 use pktlab_lab::CpuPlan;
@@ -459,6 +460,18 @@ impl Placing {
 /// Splits the trial's loss over the places, with the kernel events of
 /// every host whose tracer ran (None: none ran).
 pub fn reconcile(lab: &LabView, kernel: Option<&[HostDrop]>, c: &Counters<'_>) -> Drops {
+    reconcile_with_xdp(lab, kernel, &[], c)
+}
+
+/// [`reconcile`], with the frames XDP dropped on this host
+/// (`pktlab_io::xdpdrops`, named with the CPU queues' owners) placed after
+/// the kernel events and before the counters.
+pub fn reconcile_with_xdp(
+    lab: &LabView,
+    kernel: Option<&[HostDrop]>,
+    xdp: &[NamedXdpDrop],
+    c: &Counters<'_>,
+) -> Drops {
     let received = c.rx.packets - c.rx.foreign;
     let lost = c.tx.packets.saturating_sub(received);
     let namespaces = &lab.namespaces;
@@ -469,6 +482,7 @@ pub fn reconcile(lab: &LabView, kernel: Option<&[HostDrop]>, c: &Counters<'_>) -
         backlog: (0, 0),
     };
     place_events(&mut p, namespaces, kernel.unwrap_or_default());
+    place_xdp(&mut p, lab, c, xdp);
     // Then the backlogs' refusals no event placed, from the kernel's own
     // counts (a trial's tracer leaves them all to these), then the other
     // counters, and last the CPUs' backlog refusals no lab interface
@@ -525,6 +539,85 @@ fn place_events(p: &mut Placing, namespaces: &LabNamespaces, kernel: &[HostDrop]
             location: k.location.clone(),
             frames: k.frames,
         });
+    }
+}
+
+/// XDP's drops as places of layer `xdp`, sided as the namespace of their
+/// place is. An XDP frame has no skb, so no kernel event counts it; but
+/// some interface counters do, and those frames are noted as placed
+/// (`Placing::seen`) so that the counters below add only the rest:
+///
+/// - a failed redirect or an exception at a veth counts in that veth's
+///   driver statistics (`rx_queue_N_drops`, `rx_queue_N_xdp_drops`,
+///   which its rx_dropped also counts and `interface_rows` leaves to
+///   them);
+/// - a transmit a veth's peer refused (its XDP ring full; a redirect's
+///   or an XDP_TX) counts in that veth's tx_dropped and in the peer's
+///   rx_dropped, as a peer's backlog refusal does: the peer's side's loss,
+///   kept at the peer's rx_dropped by `interface_rows`' rule, so the
+///   frames are taken off that counter; on a real port, off its own
+///   tx_dropped;
+/// - a full CPU queue (CPUMAP) or a failed skb there counts nowhere else.
+///
+/// The receiver's namespace is skipped: an XDP receiver drops every frame
+/// it counted, and an AF_XDP receiver's full ring is its ring's drops.
+fn place_xdp(p: &mut Placing, lab: &LabView, c: &Counters<'_>, xdp: &[NamedXdpDrop]) {
+    let namespaces = &lab.namespaces;
+    for x in xdp {
+        if namespaces.rcv.is(None, &x.netns) {
+            continue;
+        }
+        let Some(mut side) = namespaces.side(None, &x.netns, "") else {
+            continue;
+        };
+        let port = c.ifaces.iter().find(|w| {
+            w.host.is_none() && w.ns.as_deref().unwrap_or(HOST) == x.netns && w.iface == x.iface
+        });
+        match x.cause {
+            XdpDropCause::RedirectError | XdpDropCause::Exception => {
+                let key = (None, x.netns.clone(), x.iface.clone(), "ethtool");
+                *p.seen.entry(key).or_default() += x.frames;
+            }
+            XdpDropCause::XmitRefused | XdpDropCause::XdpTxRefused => {
+                let peer = port
+                    .and_then(|w| veth_peer(lab, &w.role))
+                    .and_then(|role| c.ifaces.iter().find(|w| w.role == role));
+                let key = match peer {
+                    Some(peer) => {
+                        side = side_of_role(&peer.role);
+                        let ns = peer.ns.clone().unwrap_or_else(|| HOST.to_string());
+                        (peer.host.clone(), ns, peer.iface.clone(), "rx_dropped")
+                    }
+                    None => (None, x.netns.clone(), x.iface.clone(), "tx_dropped"),
+                };
+                *p.seen.entry(key).or_default() += x.frames;
+            }
+            XdpDropCause::CpuQueueFull | XdpDropCause::CpuAlloc => {}
+        }
+        p.push(Place {
+            side,
+            host: host_name(&None),
+            netns: x.netns.clone(),
+            iface: x.iface.clone(),
+            layer: "xdp".into(),
+            reason: xdp_reason(x),
+            location: "-".into(),
+            frames: x.frames,
+        });
+    }
+}
+
+/// An XDP place's reason: the cause, with the kernel's error
+/// (`redirect_error(ENETDOWN)`) or an exception's action
+/// (`exception(XDP_ABORTED)`) when there is one.
+fn xdp_reason(x: &NamedXdpDrop) -> String {
+    let cause = x.cause.name();
+    if x.errno != "-" && !x.errno.is_empty() {
+        format!("{cause}({})", x.errno)
+    } else if x.cause == XdpDropCause::Exception && x.detail != "-" {
+        format!("{cause}({})", x.detail)
+    } else {
+        cause.to_string()
     }
 }
 
@@ -648,7 +741,13 @@ fn place_counters(p: &mut Placing, lab: &LabView, namespaces: &LabNamespaces, c:
         // its interface's XDP drops are no loss.
         let counted_then_dropped =
             |name: &str| e.ns == lab.rcv.netns && e.iface == lab.rcv.iface && name.contains("xdp");
+        // XDP's drops placed at this interface count here too: taken off
+        // its statistics in their order.
+        let xdp_key: CounterKey = (None, ns.clone(), e.iface.clone(), "ethtool");
+        let mut placed_by_xdp = p.seen.remove(&xdp_key).unwrap_or(0);
         for (name, n) in e.drops.iter().filter(|d| !counted_then_dropped(&d.0)) {
+            let same = placed_by_xdp.min(*n);
+            placed_by_xdp -= same;
             counters.push((
                 side_of_role(&e.role),
                 None,
@@ -656,7 +755,7 @@ fn place_counters(p: &mut Placing, lab: &LabView, namespaces: &LabNamespaces, c:
                 e.iface.clone(),
                 "interface",
                 name.clone(),
-                *n,
+                n - same,
             ));
         }
     }
@@ -681,6 +780,7 @@ fn place_counters(p: &mut Placing, lab: &LabView, namespaces: &LabNamespaces, c:
         let counter = match (layer, reason.as_str()) {
             ("qdisc", _) => Some("qdisc"),
             ("interface", "rx_dropped") => Some("rx_dropped"),
+            ("interface", "tx_dropped") => Some("tx_dropped"),
             _ => None,
         };
         let placed = counter
@@ -1197,6 +1297,154 @@ mod tests {
             },
         );
         assert_eq!((d.lost, d.dut, d.unexplained), (1200, 1000, 200));
+    }
+
+    fn xdp_drop(
+        netns: &str,
+        iface: &str,
+        cause: XdpDropCause,
+        errno: &str,
+        frames: u64,
+    ) -> NamedXdpDrop {
+        NamedXdpDrop {
+            netns: netns.into(),
+            iface: iface.into(),
+            peer: "-".into(),
+            cause,
+            error: "-".into(),
+            errno: errno.into(),
+            detail: "-".into(),
+            frames,
+        }
+    }
+
+    #[test]
+    fn xdps_drops_are_placed_once_beside_the_counters_that_count_them_too() {
+        // xdp-forward on the built-in lab: 1000 sent, 700 received. XDP
+        // dropped 200 at d0's full CPU queue, 30 redirects failed at d0
+        // (veth counts them in d0's rx_queue_0_drops, which its rx_dropped
+        // counts too), and r0's ring refused 50 that d1 transmitted (d1's
+        // tx_dropped and r0's rx_dropped both count them); r0's backlog
+        // refused 20 more (in r0's rx_dropped only). The receiver's own
+        // XDP drops and another lab's are no loss of this run.
+        let iface = |role: &str, ns: &str, name: &str, rx_dropped, tx_dropped| {
+            crate::monitor::IfaceCounters {
+                role: role.into(),
+                ns: Some(ns.into()),
+                host: None,
+                iface: name.into(),
+                counters: pktlab_io::iface::IfCounters {
+                    rx_dropped,
+                    tx_dropped,
+                    ..Default::default()
+                },
+            }
+        };
+        let ifaces = [
+            iface("gen", "gen", "g0", 0, 0),
+            iface("dut_in", "dut", "d0", 30, 0),
+            iface("dut_out", "dut", "d1", 0, 50),
+            iface("rcv", "rcv", "r0", 70, 0),
+        ];
+        let ethtool = [IfaceEthtool {
+            role: "dut_in".into(),
+            ns: Some("dut".into()),
+            iface: "d0".into(),
+            drops: vec![("rx_queue_0_drops".into(), 30)],
+        }];
+        let xdp = [
+            xdp_drop("dut", "d0", XdpDropCause::CpuQueueFull, "-", 200),
+            xdp_drop("dut", "d0", XdpDropCause::RedirectError, "ENETDOWN", 30),
+            xdp_drop("dut", "d1", XdpDropCause::XmitRefused, "-", 50),
+            xdp_drop("rcv", "r0", XdpDropCause::RedirectError, "ENOSPC", 9),
+            xdp_drop("elsewhere", "d0", XdpDropCause::CpuQueueFull, "-", 7),
+        ];
+        let (tx, rx) = summaries(1000, 700);
+        let c = Counters {
+            tx: &tx,
+            rx: &rx,
+            ifaces: &ifaces,
+            qdiscs: &[],
+            ethtool: &ethtool,
+            softnet: &[],
+        };
+        let at = |side, ns: &str, iface: &str, layer: &str, reason: &str, frames| Place {
+            side,
+            host: "local".into(),
+            netns: ns.into(),
+            iface: iface.into(),
+            layer: layer.into(),
+            reason: reason.into(),
+            location: "-".into(),
+            frames,
+        };
+        let builtin = LabView {
+            veth: true,
+            ..lab()
+        };
+        let d = reconcile_with_xdp(&builtin, None, &xdp, &c);
+        assert_eq!(
+            d.places,
+            vec![
+                at(Side::Dut, "dut", "d0", "xdp", "cpu_queue_full", 200),
+                at(
+                    Side::Dut,
+                    "dut",
+                    "d0",
+                    "xdp",
+                    "redirect_error(ENETDOWN)",
+                    30
+                ),
+                // The peer's ring was full: the receiver's side, as d1's
+                // tx_dropped beyond r0's backlog refusals is.
+                at(Side::Tester, "dut", "d1", "xdp", "xmit_refused", 50),
+                at(Side::Tester, "rcv", "r0", "interface", "rx_dropped", 20),
+            ]
+        );
+        assert_eq!((d.lost, d.dut, d.tester, d.unexplained), (300, 230, 70, 0));
+        // Without the XDP tracer the same counters explain 50 + 20 at r0
+        // and the driver's 30 at d0; the CPU queue's 200 stay unexplained.
+        let d = reconcile(&builtin, None, &c);
+        assert_eq!(
+            d.places,
+            vec![
+                at(Side::Dut, "dut", "d0", "interface", "rx_queue_0_drops", 30),
+                at(Side::Tester, "rcv", "r0", "interface", "rx_dropped", 70),
+            ]
+        );
+        assert_eq!(d.unexplained, 200);
+
+        // Real ports count their own frames: d1's refused transmits are
+        // the DUT's, and taken off d1's tx_dropped, not added to it.
+        let ifaces = [
+            iface("dut_in", "dut", "d0", 30, 0),
+            iface("dut_out", "dut", "d1", 0, 50),
+        ];
+        let (tx, rx) = summaries(1000, 716);
+        let c = Counters {
+            tx: &tx,
+            rx: &rx,
+            ifaces: &ifaces,
+            ..c
+        };
+        let d = reconcile_with_xdp(&lab(), None, &xdp[..3], &c);
+        assert_eq!(
+            d.places[2],
+            at(Side::Dut, "dut", "d1", "xdp", "xmit_refused", 50)
+        );
+        assert_eq!(d.places.len(), 3, "{:?}", d.places);
+        assert_eq!((d.lost, d.dut, d.tester, d.unexplained), (284, 280, 0, 4));
+    }
+
+    #[test]
+    fn an_xdp_reason_names_the_error_or_the_action() {
+        let mut x = xdp_drop("dut", "d0", XdpDropCause::Exception, "-", 1);
+        x.detail = "XDP_ABORTED".into();
+        assert_eq!(xdp_reason(&x), "exception(XDP_ABORTED)");
+        let x = xdp_drop("dut", "d0", XdpDropCause::RedirectError, "EOPNOTSUPP", 1);
+        assert_eq!(xdp_reason(&x), "redirect_error(EOPNOTSUPP)");
+        let x = xdp_drop("dut", "d0", XdpDropCause::CpuQueueFull, "-", 1);
+        assert_eq!(xdp_reason(&x), "cpu_queue_full");
     }
 
     #[test]

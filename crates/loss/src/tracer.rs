@@ -8,12 +8,23 @@
 //! `crate::drops`); in auto mode it is unloaded for a full-speed trial,
 //! whose generator would pay for the tracer's call on every frame the lab
 //! frees.
+//!
+//! Beside it runs the XDP drop tracer (`pktlab_io::xdpdrops`): the frames
+//! XDP drops never reach `skb:kfree_skb`. It runs in the same modes, and
+//! in auto mode at full speed too: its tracepoints fire on XDP's
+//! exceptions and failed redirects, and once per flush of a redirect's or
+//! a CPU queue's bulk (up to 16 frames, only on the paths that redirect at
+//! XDP), where the program returns at once when nothing was dropped; the
+//! kfree_skb tracer runs on every skb the lab frees, every frame.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use std::collections::BTreeMap;
+
 use pktlab_io::droptrace::{DropCounts, DropTracer, Places, TraceOptions};
+use pktlab_io::xdpdrops::{NamedXdpDrop, XdpDropCounts, XdpDropTracer};
 use pktlab_lab::softnet;
 
 use crate::drops::{
@@ -38,13 +49,15 @@ pub struct Tracer {
     running: Option<Mutex<Option<Started>>>,
     /// A full-speed trial went untraced in auto mode (said once).
     said_full_speed: AtomicBool,
+    /// The XDP drop tracer; None: off or unavailable.
+    xdp: Option<Mutex<XdpDropTracer>>,
 }
 
 /// What [`Tracer::trial_window`] says once: why full-speed trials go
 /// untraced in auto mode.
 pub const FULL_SPEED_UNTRACED: &str = "drop trace auto: off at full speed, where the tracer's \
      call on every frame the lab frees would slow the generator; the loss is attributed from \
-     counters only (--drop-trace on traces it)";
+     counters and XDP's drops only (--drop-trace on traces it)";
 
 impl Tracer {
     /// Counters only.
@@ -57,6 +70,7 @@ impl Tracer {
             },
             running: None,
             said_full_speed: AtomicBool::new(false),
+            xdp: None,
         }
     }
 
@@ -65,34 +79,42 @@ impl Tracer {
     /// that cannot start is no error: it returns why, for the caller to
     /// say once, and the trials go on with counters only.
     pub fn start(mode: DropTrace) -> Result<(Tracer, Option<String>), LossError> {
-        Tracer::start_with(mode, TraceOptions::default())
+        Tracer::start_with(mode, TraceOptions::default(), false)
     }
 
     /// [`Tracer::start`] for a campaign's trials: the backlog's refusals
-    /// are left to the kernel's counters, and each window watches the
-    /// namespaces its lab names ([`Tracer::trial_window`]).
+    /// are left to the kernel's counters, each window watches the
+    /// namespaces its lab names ([`Tracer::trial_window`]), and the XDP
+    /// drop tracer runs too.
     pub fn start_for_trials(mode: DropTrace) -> Result<(Tracer, Option<String>), LossError> {
-        Tracer::start_with(
-            mode,
-            TraceOptions {
-                all: false,
-                backlog_counted: true,
-            },
-        )
+        let options = TraceOptions {
+            all: false,
+            backlog_counted: true,
+        };
+        Tracer::start_with(mode, options, true)
     }
 
     fn start_with(
         mode: DropTrace,
         options: TraceOptions,
+        with_xdp: bool,
     ) -> Result<(Tracer, Option<String>), LossError> {
         if mode == DropTrace::Off {
             return Ok((Tracer::off(), None));
         }
+        let xdp = with_xdp.then(XdpDropTracer::start);
+        let (xdp, xdp_why) = match xdp {
+            None => (None, None),
+            Some(Ok(t)) => (Some(Mutex::new(t)), None),
+            Some(Err(e)) if mode == DropTrace::Auto => (None, Some(e.to_string())),
+            Some(Err(e)) => return Err(trace_error(e)),
+        };
         let tracer = |running| Tracer {
             mode,
             options,
             running,
             said_full_speed: AtomicBool::new(false),
+            xdp,
         };
         match DropTracer::start_with(options) {
             Ok(t) => {
@@ -100,7 +122,10 @@ impl Tracer {
                     tracer: t,
                     places: Places::load(),
                 };
-                Ok((tracer(Some(Mutex::new(Some(started)))), None))
+                // Only the XDP tracer failed: said as the kfree_skb
+                // tracer's reason is.
+                let why = xdp_why.map(|w| format!("{w} (the XDP drop tracer)"));
+                Ok((tracer(Some(Mutex::new(Some(started)))), why))
             }
             // The kernel's reason as it is: the caller says it after
             // "drop trace off: ".
@@ -124,11 +149,17 @@ impl Tracer {
     /// every namespace). `full_speed`: the generator sends as fast as it
     /// can; in auto mode such a trial runs on the counters alone, and the
     /// first one returns [`FULL_SPEED_UNTRACED`] for the caller to say.
+    ///
+    /// `queues`: the DUT's ports on this host (namespace, interface), its
+    /// way in first, whose XDP programs may steer into CPU queues: the XDP
+    /// tracer's drops at such a queue are placed at its port.
     pub fn trial_window(
         &self,
         watched: &[u32],
+        queues: &[(String, String)],
         full_speed: bool,
     ) -> Result<(Window<'_>, Option<&'static str>), LossError> {
+        let xdp = self.xdp_window(queues)?;
         if full_speed && self.mode == DropTrace::Auto {
             if let Some(r) = &self.running {
                 // An attached program costs every frame freed, read or not.
@@ -137,11 +168,34 @@ impl Tracer {
                 let window = Window {
                     tracer: self,
                     before: None,
+                    xdp,
                 };
                 return Ok((window, first.then_some(FULL_SPEED_UNTRACED)));
             }
         }
-        Ok((self.window_watching(watched)?, None))
+        let mut window = self.window_watching(watched)?;
+        window.xdp = xdp;
+        Ok((window, None))
+    }
+
+    /// The XDP tracer's counts now, and the owners of the CPU queues that
+    /// `queues`' programs steer into (a port whose queue cannot be read
+    /// has none: its queue's drops go unplaced).
+    fn xdp_window(&self, queues: &[(String, String)]) -> Result<Option<XdpWindow>, LossError> {
+        let Some(t) = &self.xdp else { return Ok(None) };
+        let mut owners = BTreeMap::new();
+        for (ns, iface) in queues {
+            let found = pktlab_lab::netns::within(ns, || pktlab_io::fastpath::queue_map(iface));
+            // One program (and its queues) may serve several ports: the
+            // first port named keeps it (the DUT's way in comes first).
+            if let Ok(Ok(Some(map))) = found {
+                owners
+                    .entry(map)
+                    .or_insert_with(|| (ns.clone(), iface.clone()));
+            }
+        }
+        let before = lock_xdp(t).read().map_err(trace_error)?;
+        Ok(Some(XdpWindow { before, owners }))
     }
 
     fn window_watching(&self, watched: &[u32]) -> Result<Window<'_>, LossError> {
@@ -160,6 +214,7 @@ impl Tracer {
         Ok(Window {
             tracer: self,
             before,
+            xdp: None,
         })
     }
 
@@ -187,6 +242,10 @@ fn lock(m: &Mutex<Option<Started>>) -> MutexGuard<'_, Option<Started>> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+fn lock_xdp(m: &Mutex<XdpDropTracer>) -> MutexGuard<'_, XdpDropTracer> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn trace_error(e: pktlab_io::IoError) -> LossError {
     LossError::Trace(e.to_string())
 }
@@ -195,9 +254,34 @@ fn trace_error(e: pktlab_io::IoError) -> LossError {
 pub struct Window<'t> {
     tracer: &'t Tracer,
     before: Option<DropCounts>,
+    /// The XDP tracer's (None: not running).
+    xdp: Option<XdpWindow>,
+}
+
+/// The XDP tracer's counts when a trial started, and the owners of the
+/// DUT's CPU queues (CPUMAP id: namespace and port).
+struct XdpWindow {
+    before: XdpDropCounts,
+    owners: BTreeMap<u32, (String, String)>,
 }
 
 impl Window<'_> {
+    /// [`Window::end`], and the frames XDP dropped on this host since the
+    /// window began, by named place (None: the XDP tracer did not run).
+    #[allow(clippy::type_complexity)]
+    pub fn end_with_xdp(
+        mut self,
+    ) -> Result<(Option<Traced>, Option<Vec<NamedXdpDrop>>), LossError> {
+        let xdp = match (self.xdp.take(), &self.tracer.xdp) {
+            (Some(w), Some(t)) => {
+                let grew = lock_xdp(t).read().map_err(trace_error)?.since(&w.before);
+                Some(pktlab_io::xdpdrops::name_with(&grew, &w.owners))
+            }
+            _ => None,
+        };
+        Ok((self.end()?, xdp))
+    }
+
     /// The named kernel places since the window began and the tracer's
     /// misses (None: counters only). The caller says the misses, if any
     /// ([`crate::drops::missed_line`]).

@@ -730,3 +730,90 @@ fn xdp_forward_through_a_devmap() {
     }
     assert_eq!(dut.state().unwrap(), before);
 }
+
+/// A lossy `xdp-forward` run is explained by place: `pktlab bench` at
+/// full speed with the XDP generator overfills the DUT's CPU queue, and
+/// the run's drops place those frames at d0 (layer `xdp`, the queue's
+/// cause), with the tracer on and in auto mode (where the kfree_skb tracer
+/// is off at full speed but the XDP tracer runs). The places and what is
+/// left unexplained add up to the loss exactly, within the drops line's
+/// own 1% of the loss unexplained, and the line people read names them.
+#[test]
+fn a_lossy_xdp_forward_run_is_explained_by_place() {
+    let _serial = one_at_a_time();
+    let (plan, _) = plan_base();
+    if plan.is_shared() {
+        panic!("this test needs two CPUs (a DUT CPU for the queue), this process has one");
+    }
+    let lab = Lab::up();
+    let tmp = tempfile::tempdir().unwrap();
+    for mode in ["on", "auto"] {
+        let out = tmp.path().join(mode);
+        let r = pktlab(&[
+            "bench",
+            "--prefix",
+            &lab.prefix,
+            "--configs",
+            "xdp-forward",
+            "--drop-trace",
+            mode,
+            "-N",
+            "1",
+            "-t",
+            "4s",
+            "--warmup",
+            "1s",
+            "--tail",
+            "1s",
+            "--no-report",
+            "--no-history",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let runs: Vec<_> = std::fs::read_dir(out.join("runs"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.to_string_lossy().contains("xdp-forward"))
+            .collect();
+        assert_eq!(runs.len(), 1, "{runs:?}");
+        let text = std::fs::read_to_string(&runs[0]).unwrap();
+        let v: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert_eq!(v["type"], "result", "{v}");
+        let d = &v["drops"];
+        let lost = u(d, "lost");
+        assert!(lost > 0, "no loss at full speed through the CPU queue: {v}");
+        let places = d["places"].as_array().unwrap();
+        let sum: u64 = places.iter().map(|p| u(p, "frames")).sum();
+        let unexplained = u(d, "unexplained");
+        assert_eq!(sum + unexplained, lost, "{d}");
+        assert_eq!(u(d, "dut") + u(d, "tester"), sum, "{d}");
+        assert!(
+            unexplained * 100 <= lost,
+            "more than 1% of the loss unexplained ({mode}): {d}"
+        );
+        let queue = places
+            .iter()
+            .find(|p| p["layer"] == "xdp" && p["reason"] == "cpu_queue_full")
+            .unwrap_or_else(|| panic!("no CPU queue place ({mode}): {d}"));
+        assert_eq!(queue["side"], "dut", "{queue}");
+        assert_eq!(queue["netns"], lab.ns("dut").as_str(), "{queue}");
+        assert_eq!(queue["iface"], "d0", "{queue}");
+        let n = u(queue, "frames");
+        let share = 100.0 * n as f64 / lost as f64;
+        let pct = if share >= 10.0 {
+            format!("{share:.0}")
+        } else if share >= 1.0 {
+            format!("{share:.1}")
+        } else {
+            format!("{share:.2}")
+        };
+        let said = format!("DUT d0 xdp cpu_queue_full {n} ({pct}%)");
+        assert!(r.stdout.contains(&said), "{said} not in {}", r.stdout);
+        assert!(
+            !r.stdout.contains("more than 1% of the loss unexplained"),
+            "{}",
+            r.stdout
+        );
+    }
+}

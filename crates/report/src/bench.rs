@@ -211,8 +211,10 @@ pub(crate) fn place_text(p: &Place, lost: u64) -> String {
     } else {
         ""
     };
+    // XDP's places say so: their reasons are XDP's, not the kernel's.
+    let layer = if p.layer == "xdp" { " xdp" } else { "" };
     format!(
-        "{side} {at} {} {} ({}{counted})",
+        "{side} {at}{layer} {} {} ({}{counted})",
         p.reason,
         p.frames,
         percent(p.frames, lost)
@@ -286,6 +288,36 @@ mod drops_tests {
         assert_eq!(
             drops_line(&d, 727_273),
             "lost 4000 (0.55%): DUT nft_do_chain NETFILTER_DROP 4000 (100%)"
+        );
+    }
+
+    #[test]
+    fn an_xdp_place_names_its_port_and_layer() {
+        let xdp = |iface: &str, reason: &str, side, frames| Place {
+            layer: "xdp".into(),
+            iface: iface.into(),
+            ..place(side, "-", reason, frames)
+        };
+        let d = Drops {
+            lost: 3085,
+            dut: 1234 + 1,
+            tester: 1850,
+            unexplained: 0,
+            places: vec![
+                xdp("d1", "xmit_refused", Side::Tester, 1850),
+                xdp("d0", "cpu_queue_full", Side::Dut, 1234),
+                xdp("d0", "redirect_error(ENETDOWN)", Side::Dut, 1),
+            ],
+            traced: true,
+            tracer_missed: 0,
+            tester_limited: true,
+        };
+        // 3085 of 10000 is 31%; 1850/3085 60%, 1234/3085 40%, 1/3085 0.032%.
+        assert_eq!(
+            drops_line(&d, 10_000),
+            "lost 3085 (31%): tester d1 xdp xmit_refused 1850 (60%), DUT d0 xdp cpu_queue_full \
+             1234 (40%), DUT d0 xdp redirect_error(ENETDOWN) 1 (0.03%); tester-limited: most of \
+             the loss is the tester's, not the DUT's"
         );
     }
 

@@ -236,7 +236,10 @@ fn one_trial(
     let (gen, recv) = end_configs(trials, traffic, rate_pps, shape)?;
     warm_up(trials, &gen, shape)?;
     let watched = lab.loss_view().namespaces.watch_list();
-    let (window, note) = trials.tracer.trial_window(&watched, rate_pps.is_none())?;
+    let queues = dut_ports_here(lab);
+    let (window, note) = trials
+        .tracer
+        .trial_window(&watched, &queues, rate_pps.is_none())?;
     if let Some(note) = note {
         on_event(TrialEvent::Warning(note.into()));
     }
@@ -519,6 +522,16 @@ fn run_ends(
     })
 }
 
+/// The DUT's ports in namespaces of this host (namespace, interface):
+/// where an XDP program may steer frames into CPU queues.
+fn dut_ports_here(lab: &Target) -> Vec<(String, String)> {
+    lab.watched
+        .iter()
+        .filter(|w| w.role.starts_with("dut"))
+        .filter_map(|w| Some((w.port.netns.clone()?, w.port.iface.clone())))
+        .collect()
+}
+
 /// The lab's counters and drops over the trial, and where its lost
 /// frames went.
 struct Counted {
@@ -554,14 +567,15 @@ fn count_losses(
     let ethtool_drops =
         monitor::ethtool_deltas(&before.ethtool, &monitor::read_ethtool_drops(&lab.watched)?);
     let softnet = softnet::deltas(&before.softnet, &softnet::read()?);
-    let here = window.end()?;
+    let (here, xdp) = window.end_with_xdp()?;
     if let Some(t) = here.as_ref().filter(|t| t.missed > 0) {
         on_event(TrialEvent::Warning(drops::missed_line(t.missed)));
     }
     let kernel = drops::all_hosts(here, remote);
-    let mut drops = drops::reconcile(
+    let mut drops = drops::reconcile_with_xdp(
         &lab.loss_view(),
         kernel.places.as_deref(),
+        xdp.as_deref().unwrap_or_default(),
         &drops::Counters {
             tx: &ran.tx,
             rx: &ran.rx,

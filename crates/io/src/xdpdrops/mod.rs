@@ -27,7 +27,7 @@ use crate::loader::{find_os_error, Aligned};
 use crate::IoError;
 
 pub use counts::{XdpDropCause, XdpDropCounts, XdpDropKey};
-pub use names::{name, name_with, NamedXdpDrop};
+pub use names::{errno_name, name, name_with, NamedXdpDrop};
 
 static OBJECT: &Aligned<[u8]> = &Aligned(*include_bytes!("../../bpf/xdpdrops.o"));
 

@@ -23,6 +23,9 @@ pub struct NamedXdpDrop {
     pub cause: XdpDropCause,
     /// The kernel's error text (`-`: none given).
     pub error: String,
+    /// The error's symbolic name (`ENETDOWN`; `-`: none given).
+    #[serde(default)]
+    pub errno: String,
     /// The action of an exception, the map type of a redirect, the map of
     /// a CPU queue of known owner (`-`: none).
     pub detail: String,
@@ -84,6 +87,7 @@ pub fn name_with(
             peer,
             cause,
             error,
+            errno: errno_name(k.err),
             detail,
             frames,
         };
@@ -99,6 +103,7 @@ pub fn name_with(
             peer: "-".into(),
             cause: XdpDropCause::Exception,
             error: "-".into(),
+            errno: "-".into(),
             detail: "-".into(),
             frames: counts.overflow,
         });
@@ -134,6 +139,31 @@ fn detail_name(cause: XdpDropCause, v: u32) -> String {
         },
         _ => "-".into(),
     }
+}
+
+/// The symbolic name of a negative errno as the xdp tracepoints give it
+/// (`-100`: `ENETDOWN`), for the errors a redirect or a transmit returns;
+/// `errno N` for another, `-` for none.
+pub fn errno_name(err: i32) -> String {
+    let name = match err.unsigned_abs() as i32 {
+        0 => "-",
+        libc::EPERM => "EPERM",
+        libc::ENOENT => "ENOENT",
+        libc::ENXIO => "ENXIO",
+        libc::E2BIG => "E2BIG",
+        libc::ENOMEM => "ENOMEM",
+        libc::EFAULT => "EFAULT",
+        libc::EBUSY => "EBUSY",
+        libc::EINVAL => "EINVAL",
+        libc::ENOSPC => "ENOSPC",
+        libc::EOVERFLOW => "EOVERFLOW",
+        libc::EMSGSIZE => "EMSGSIZE",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::ENETDOWN => "ENETDOWN",
+        libc::ENODEV => "ENODEV",
+        n => return format!("errno {n}"),
+    };
+    name.to_string()
 }
 
 /// `map <name> (id N)`, or `map id N` when it is gone.
@@ -234,11 +264,15 @@ mod tests {
         assert_eq!(named[0].iface, "lo");
         assert_eq!(named[0].cause, XdpDropCause::RedirectError);
         assert_eq!(named[0].error, "Operation not supported");
+        assert_eq!(named[0].errno, "EOPNOTSUPP");
         assert_eq!(named[0].detail, "ifindex");
         assert_eq!(named[0].frames, 7);
         assert_eq!(named[1].iface, "cpu 1");
         assert_eq!(named[1].peer, format!("map id {}", u32::MAX));
         assert_eq!(named[2].detail, "XDP_ABORTED");
         assert_eq!(named[2].error, "-");
+        assert_eq!(named[2].errno, "-");
+        assert_eq!(errno_name(-100), "ENETDOWN");
+        assert_eq!(errno_name(-4095), "errno 4095");
     }
 }
