@@ -585,7 +585,8 @@ fn a_full_disk_stops_the_campaign_and_keeps_what_was_written() {
     let args = short(&lab, "2s", &out);
     let r = pktlab(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(r.code, 1, "{r:?}");
-    let line = line_starting(&r, "pktlab: ");
+    // The error's line (a warning line may come before it).
+    let line = line_starting(&r, &format!("pktlab: {}", out.display()));
     assert!(line.ends_with(": No space left on device"), "{line}");
     assert!(
         line.starts_with(&format!("pktlab: {}", out.display())),
