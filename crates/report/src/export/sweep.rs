@@ -82,7 +82,7 @@ impl Exporter<Searches> for SweepCsv {
 }
 
 /// A goal's name: `NDR` for no loss, `PDR 0.5%` for a loss ratio of 0.005.
-fn goal_name(loss_ratio: f64) -> String {
+pub fn goal_name(loss_ratio: f64) -> String {
     if loss_ratio == 0.0 {
         "NDR".into()
     } else {

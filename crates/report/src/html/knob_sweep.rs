@@ -12,6 +12,7 @@ use super::data::Folder;
 use super::escape::html;
 use super::numbers::grouped;
 use super::sections::{figure, table};
+use crate::export::sweep::goal_name;
 
 /// The section, or nothing for a folder without a knob sweep.
 pub fn section(f: &Folder) -> String {
@@ -92,14 +93,6 @@ pub fn search_section(f: &Folder) -> String {
         out += &search_figure(t);
     }
     out + "</section>"
-}
-
-fn goal_name(loss_ratio: f64) -> String {
-    if loss_ratio == 0.0 {
-        "NDR".into()
-    } else {
-        format!("PDR {}%", pktlab_stats::format_g(loss_ratio * 100.0, 6))
-    }
 }
 
 fn search_figure(t: &SearchSweepTable) -> String {
