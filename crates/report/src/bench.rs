@@ -5,6 +5,7 @@ use pktlab_campaign::campaign::Outcome;
 use pktlab_campaign::plan::Plan;
 use pktlab_campaign::records::{RunRecord, RunResult};
 use pktlab_campaign::runs::Runs;
+use pktlab_campaign::summary::Cell;
 use pktlab_loss::drops::{Drops, Place, Side};
 use serde_json::{json, Value};
 
@@ -140,6 +141,10 @@ pub fn summary_text(c: &Plan, o: &Outcome, runs: &Runs, dir: &str) -> String {
         return out;
     }
     out += &ministat::text(c, &s.cells);
+    if let Some(line) = kept_up_line(c, &s.cells) {
+        out += &line;
+        out.push('\n');
+    }
     if !s.sweeps.is_empty() {
         out.push('\n');
         out += &sweep::text(&s.sweeps);
@@ -152,9 +157,81 @@ pub fn summary_text(c: &Plan, o: &Outcome, runs: &Runs, dir: &str) -> String {
     out
 }
 
+/// A run at full speed whose DUT lost less than this share of the frames
+/// kept up with the generator: it was never saturated.
+const KEPT_UP_LOSS: f64 = 0.001;
+
+/// The note for the cells whose every run went at full speed and lost
+/// less than [`KEPT_UP_LOSS`]: their DUT forwarded what the generator
+/// offered, so their figure is the generator's rate, a lower bound of the
+/// DUT's, and comparing them compares the generator with itself.
+pub fn kept_up_line(c: &Plan, cells: &[Cell]) -> Option<String> {
+    let full_speed = |traffic: &str| {
+        c.traffics
+            .iter()
+            .any(|t| t.name == traffic && t.rate_pps.is_none())
+    };
+    let kept_up: Vec<String> = cells
+        .iter()
+        .filter(|cell| !cell.values.is_empty() && full_speed(&cell.traffic))
+        .filter(|cell| cell.max_loss_ratio < KEPT_UP_LOSS)
+        .map(|cell| format!("{} {}", cell.config, cell.traffic))
+        .collect();
+    if kept_up.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "note: at full speed the DUT lost less than {}% in every run of {}: it kept up with the \
+         generator, so these figures are the generator's rate, lower bounds of the DUT's and not \
+         its limit (a faster generator, or more generator threads, finds the limit)",
+        KEPT_UP_LOSS * 100.0,
+        kept_up.join(", ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn cell(config: &str, traffic: &str, max_loss_ratio: f64) -> Cell {
+        Cell {
+            config: config.into(),
+            traffic: traffic.into(),
+            iterations: vec![1],
+            values: vec![500_000.0],
+            offered_values: vec![500_100.0],
+            forwarded: None,
+            offered: None,
+            max_loss_ratio,
+        }
+    }
+
+    #[test]
+    fn a_dut_that_kept_up_at_full_speed_is_said_to_be_a_lower_bound() {
+        let file = "[[config]]\nname = \"forwarding\"\n[[config]]\nname = \"rps\"\n[[config]]\nname = \"gro-off\"\n\
+                    [[traffic]]\nname = \"fast\"\n[[traffic]]\nname = \"slow\"\nrate = \"100kpps\"\n";
+        let plan = Plan::from_file(
+            &pktlab_campaign::file::CampaignFile::parse(file).unwrap(),
+            1,
+        )
+        .unwrap();
+        // forwarding lost 0.05 % at full speed: kept up. rps lost 0.1 %
+        // (not less than the bound) and gro-off 20 %: saturated. The fixed-rate traffic is
+        // never flagged, whatever it lost.
+        let cells = [
+            cell("forwarding", "fast", 0.0005),
+            cell("rps", "fast", 0.001),
+            cell("gro-off", "fast", 0.2),
+            cell("forwarding", "slow", 0.0),
+        ];
+        assert_eq!(
+            kept_up_line(&plan, &cells).unwrap(),
+            "note: at full speed the DUT lost less than 0.1% in every run of forwarding fast: it kept up \
+             with the generator, so these figures are the generator's rate, lower bounds of the \
+             DUT's and not its limit (a faster generator, or more generator threads, finds the limit)"
+        );
+        assert_eq!(kept_up_line(&plan, &cells[1..]), None);
+    }
 
     #[test]
     fn labels() {
