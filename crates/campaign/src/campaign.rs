@@ -467,16 +467,12 @@ fn prepare<M: Method>(
             outcome,
         });
     }
-    if let Some(text) = saved_text {
-        folder.write(CAMPAIGN_FILE, text.as_bytes())?;
-    }
-    if folder.has_env() {
+    let has_env = folder.has_env();
+    if has_env {
         plan.adopt_sweep_reverts(&recorded_configs(&folder.env()?));
     } else {
         plan.read_sweep_reverts(|line| target.dut.runner.run(line))?;
-        folder.write_env(&env_record(&plan, &target))?;
     }
-    let env = folder.env()?;
     let probes = plan.sweep_probes();
     if !probes.is_empty() {
         // The swept knob is part of the DUT's state, whose return every
@@ -484,6 +480,16 @@ fn prepare<M: Method>(
         let lines = target.dut.state_probe.iter().cloned().chain(probes);
         target.dut.state_probe = Some(lines.collect::<Vec<_>>().join("; "));
     }
+    if plan.run.on_error == OnError::Stop {
+        try_configs(&plan, &target)?;
+    }
+    if let Some(text) = saved_text {
+        folder.write(CAMPAIGN_FILE, text.as_bytes())?;
+    }
+    if !has_env {
+        folder.write_env(&env_record(&plan, &target))?;
+    }
+    let env = folder.env()?;
     let (tracer, off) = Tracer::start_for_trials(drop_trace.unwrap_or(plan.run.drop_trace))?;
     if let Some(why) = off {
         on_event(OpenEvent::DropTraceOff { why: &why });
@@ -497,6 +503,28 @@ fn prepare<M: Method>(
         tracer,
         _lock: lock,
     })
+}
+
+/// Applies and reverts every configuration once before the first run,
+/// so that one the DUT refuses (a qdisc or a BPF helper its kernel lacks)
+/// stops the campaign before it has spent any time, rather than at its
+/// first run, maybe an hour in. A configuration that reboots the DUT is
+/// left to its run. With `on_error = "skip"` the campaign skips such runs
+/// instead, so it is not called.
+fn try_configs(plan: &Plan, target: &Target) -> Result<(), CampaignError> {
+    let baseline = target.dut.state()?;
+    for config in plan.configs.iter().filter(|c| c.reboot.is_none()) {
+        target
+            .dut
+            .apply(config)
+            .and_then(|()| target.dut.revert(config, &baseline))
+            .map_err(|e| {
+                CampaignError::Failed(format!(
+                    "{e} (tried before the first run: nothing was measured; leave it out of the campaign)"
+                ))
+            })?;
+    }
+    Ok(())
 }
 
 /// The configurations `env.json` recorded.

@@ -566,7 +566,7 @@ fn failing_configuration_is_reported_and_reverted() {
         tmp.path(),
         &format!(
             "[lab]\nprefix = \"{}\"\n[run]\niterations = 1\nduration = \"2s\"\nwarmup = \"0s\"\ntail = \"0s\"\n\
-             [[config]]\nname = \"broken\"\n\
+             [[config]]\nname = \"forwarding\"\n[[config]]\nname = \"broken\"\n\
              apply = [\"sysctl -qw net.ipv4.conf.all.send_redirects=1\", \"echo cannot load module >&2; false\"]\n\
              revert = [\"sysctl -qw net.ipv4.conf.all.send_redirects=0\"]\n",
             p.0
@@ -584,7 +584,8 @@ fn failing_configuration_is_reported_and_reverted() {
     assert!(
         err.contains(&format!(
             "pktlab: applying configuration 'broken' failed: `echo cannot load module >&2; false` failed \
-             in network namespace {}: cannot load module; what it had applied was reverted",
+             in network namespace {}: cannot load module; what it had applied was reverted \
+             (tried before the first run: nothing was measured; leave it out of the campaign)",
             p.ns("dut")
         )),
         "{err}"
@@ -596,7 +597,9 @@ fn failing_configuration_is_reported_and_reverted() {
     .unwrap();
     assert_eq!(value.trim(), "0");
     assert!(p.lab().problems().unwrap().is_empty());
-    assert!(names_in(&out_dir.join("runs")).is_empty());
+    // Refused before the first run, forwarding's included: no run, and no
+    // folder left behind.
+    assert!(!out_dir.exists(), "{}", out_dir.display());
 }
 
 #[test]
