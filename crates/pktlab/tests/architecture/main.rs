@@ -251,6 +251,7 @@ const RESULTS_FILES: &[&str] = &[
     "summary.json",
     "trials.jsonl",
     "rfc2544.json",
+    "rfc9693.json",
     "latency-histograms.jsonl",
     "ministat.txt",
     "sweep.txt",
