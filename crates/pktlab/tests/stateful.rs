@@ -277,13 +277,20 @@ fn table_capacity_is_nf_conntrack_max() {
     assert!(cap.complete, "{cap:?}");
     assert_eq!(run.count_at_capacity, Some(lower.round() as u64), "{run:?}");
     let trials = trials_of(&run, "capacity");
-    assert!(trials.len() >= 2, "{run:?}");
-    for t in trials {
+    assert!(trials.len() >= 2, "{trace}");
+    for (i, t) in trials.iter().enumerate() {
         let n = t.connections;
         assert_eq!(t.preliminary_sent, n, "{t:?}");
         if n <= MAX {
-            assert!(t.validated(), "{t:?}");
-            assert_eq!(t.conntrack_count, Some(n), "{t:?}");
+            if t.validated() {
+                assert_eq!(t.conntrack_count, Some(n), "{t:?}");
+            } else {
+                // Linux's garbage collector, after an overflow, dropped
+                // connections the table had room for: the search ran the
+                // same count again.
+                assert_eq!(t.setup_refused, Some(0), "{trace}");
+                assert_eq!(trials.get(i + 1).map(|t| t.connections), Some(n), "{trace}");
+            }
             continue;
         }
         // Above the limit the table is full, and every frame beyond it

@@ -4,10 +4,11 @@
 
 use pktlab_campaign::campaign::{Campaign, Event, Outcome};
 use pktlab_campaign::method::Method;
+use pktlab_campaign::sink::Sink;
 use pktlab_engine::StopSignal;
 use pktlab_report::rfc9693 as out;
 use pktlab_search::stateful::flags::StatefulFlags;
-use pktlab_search::stateful::Stateful;
+use pktlab_search::stateful::{Stateful, StatefulReport};
 use pktlab_trial::trial::TrialEvent;
 
 use crate::cmd::campaigns::{self, CampaignArgs, Display};
@@ -27,7 +28,7 @@ use crate::error::usage;
 /// bounds and a trace. The tear-down rate times deleting N connections.
 /// Takes the built-in lab, --configs (nft-stateful, nat44, ...), the
 /// traffic's first addresses, -f, -o and --resume of `pktlab bench`.
-/// Results in rfc9693.json.
+/// Results in rfc9693.json, the trace drawn in report.html.
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
 #[group(id = "rfc9693")]
@@ -143,7 +144,12 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     let mut label = String::new();
     let mut phases = 0usize;
     let stop = StopSignal::new();
-    let outcome = campaign.run(&mut method, &[], &stop, |e| {
+    let page = pktlab_report::html::HtmlReport;
+    let mut sinks: Vec<&dyn Sink<StatefulReport>> = Vec::new();
+    if !args.bench.no_report {
+        sinks.push(&page);
+    }
+    let outcome = campaign.run(&mut method, &sinks, &stop, |e| {
         let name = |r: &pktlab_campaign::campaign::RunLabel<'_>| {
             format!("run {}/{} {} {}", r.index, r.of, r.config, r.traffic)
         };

@@ -11,7 +11,7 @@ use pktlab_trial::trial::TrialEvent;
 
 use super::connections::{Connections, Endpoints, MAX_CONNECTIONS};
 use super::phases::{directions, read_number, Phases, MAX, UDP_TIMEOUT};
-use super::responder::{builtin_translation, responder_lab};
+use super::responder::builtin_translation;
 use super::results::{StatefulReport, StatefulRun};
 use super::searches::{capacity, establishment_rate};
 use super::settings::{StatefulSettings, Test};
@@ -71,7 +71,9 @@ impl Method for Stateful {
         on_event: &mut dyn FnMut(TrialEvent),
     ) -> Result<Option<&StatefulRun>, CampaignError> {
         let lab = cx.trials.lab;
-        let reversed = responder_lab(lab)?;
+        // The Responder sends from the receiver's port to the DUT's
+        // outside port.
+        let reversed = lab.reversed()?;
         let translated = self
             .settings()
             .translated
@@ -122,7 +124,11 @@ fn run_tests(
     if s.tests.contains(&Test::Capacity) {
         let max = capacity_max(s, out.conntrack_max)?;
         within_timeout(max, setup, valid, out.udp_timeout_s)?;
-        let Some(b) = capacity(phases, max, setup, valid, s.width, &mut trace, on_event)? else {
+        let limit = out.conntrack_max;
+        let found = capacity(
+            phases, max, limit, setup, valid, s.width, &mut trace, on_event,
+        )?;
+        let Some(b) = found else {
             return Ok(false);
         };
         if let Some(lower) = b.lower {

@@ -4,7 +4,7 @@
 //! and a stateful DUT passes an answer only for a connection it holds.
 //!
 //! - [`connections`]: the N connections of a trial, both ways;
-//! - [`responder`]: the lab reversed, for the Responder;
+//! - [`responder`]: where the answers go under source NAT;
 //! - [`phases`]: one trial (table emptied, preliminary phase,
 //!   validation);
 //! - [`searches`]: the connection tracking table capacity and the maximum

@@ -263,7 +263,8 @@ fn burst(
     Ok(t.run_shaped(traffic, Some(pps), shape, on_event)?)
 }
 
-/// The Initiator's and the Responder's trials on `lab` and `reversed`.
+/// The Initiator's trials and the Responder's on `reversed`
+/// ([`Target::reversed`]).
 pub fn directions<'a>(initiator: Trials<'a>, reversed: &'a Target) -> (Trials<'a>, Trials<'a>) {
     let responder = Trials::for_target(
         reversed,

@@ -66,32 +66,47 @@ impl Bounds {
     }
 }
 
-/// Runs a search between `min` and `max`; `trial(value)` runs one trial
-/// and returns it with its measurement's offered value and length.
+/// Runs a search between `min` and `max`; `trial(value)` runs the trials
+/// of one value (the last one decides it) and returns them with the
+/// measurement's offered value and length.
 fn search(
     width: f64,
     min: f64,
     max: f64,
     trace: &mut Vec<StatefulTrial>,
-    mut trial: impl FnMut(f64) -> Result<Option<(StatefulTrial, f64, f64)>, CampaignError>,
+    mut trial: impl FnMut(f64) -> Result<Option<Ran>, CampaignError>,
 ) -> Result<Option<Bounds>, CampaignError> {
     let mut s = Search::new(SearchConfig::new(vec![goal(width)], min, max))?;
     while let Some(req) = s.next_trial() {
-        let Some((t, offered, duration)) = trial(req.load)? else {
+        let Some((trials, offered, duration)) = trial(req.load)? else {
             return Ok(None);
         };
-        s.add(t.measurement(req.load, offered, duration));
-        trace.push(t);
+        if let Some(last) = trials.last() {
+            s.add(last.measurement(req.load, offered, duration));
+        }
+        trace.extend(trials);
     }
     let r = &s.results()[0];
     Ok(Some(Bounds::of(r, min, max)))
 }
 
+/// The trials of one value, the offered value and the length of the last.
+type Ran = (Vec<StatefulTrial>, f64, f64);
+
 /// The connection tracking table capacity: the most connections, set up
 /// at `setup_pps`, that all validate, searched from 1 to `max`.
+///
+/// After a table overflowed, Linux's garbage collector drops unanswered
+/// connections while a namespace holds more than 95 % of
+/// `nf_conntrack_max` (`limit`), until it has scanned the whole table
+/// once. A trial within the limit that lost connections although the
+/// table never filled (no refusal, no eviction) is run again, up to
+/// [`REPEATS`] times; every trial stays in the trace.
+#[allow(clippy::too_many_arguments)] // The search's numbers, each its own.
 pub fn capacity(
     phases: &Phases<'_>,
     max: u64,
+    limit: Option<u64>,
     setup_pps: f64,
     validation_pps: f64,
     width: f64,
@@ -100,14 +115,35 @@ pub fn capacity(
 ) -> Result<Option<Bounds>, CampaignError> {
     search(width, 1.0, max as f64, trace, |load| {
         let n = load.round().max(1.0) as u64;
-        let t = phases.trial("capacity", n, setup_pps, validation_pps, on_event)?;
+        let mut ran = Vec::new();
+        for _ in 0..=REPEATS {
+            let Some(t) = phases.trial("capacity", n, setup_pps, validation_pps, on_event)? else {
+                return Ok(None);
+            };
+            let again = disturbed(&t, limit);
+            ran.push(t);
+            if !again {
+                break;
+            }
+        }
         // The count searched is the load; every frame sent means all of
         // them were offered.
-        Ok(t.map(|t| {
-            let offered = load * t.preliminary_sent as f64 / t.connections as f64;
-            (t, offered, 1.0)
-        }))
+        let last = &ran[ran.len() - 1];
+        let offered = load * last.preliminary_sent as f64 / last.connections as f64;
+        Ok(Some((ran, offered, 1.0)))
     })
+}
+
+/// Times a capacity trial is run again ([`capacity`]).
+pub const REPEATS: usize = 2;
+
+/// A trial within the table's limit that failed although the DUT neither
+/// refused nor evicted a connection.
+fn disturbed(t: &StatefulTrial, limit: Option<u64>) -> bool {
+    let within = limit.is_some_and(|m| t.connections <= m);
+    let never_full =
+        t.setup_refused == Some(0) && t.setup_evicted == Some(0) && t.validation_evicted == Some(0);
+    within && never_full && !t.validated()
 }
 
 /// The maximum connection establishment rate: the highest preliminary
@@ -132,7 +168,46 @@ pub fn establishment_rate(
         Ok(t.map(|t| {
             let length = t.connections as f64 / rate;
             let offered = t.offered_pps;
-            (t, offered, length)
+            (vec![t], offered, length)
         }))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trial(n: u64, validated: u64, refused: u64) -> StatefulTrial {
+        StatefulTrial {
+            test: "capacity".into(),
+            connections: n,
+            setup_rate_pps: 20_000.0,
+            offered_pps: 20_000.0,
+            preliminary_sent: n,
+            preliminary_received: n - refused,
+            conntrack_count: Some(validated),
+            validation_rate_pps: 20_000.0,
+            validation_sent: n,
+            validation_received: validated,
+            setup_refused: Some(refused),
+            setup_evicted: Some(0),
+            validation_evicted: Some(0),
+        }
+    }
+
+    #[test]
+    fn which_trials_run_again() {
+        // Within the limit, lost without a full table: again.
+        assert!(disturbed(&trial(2990, 2850, 0), Some(3000)));
+        // Validated, above the limit, refused, or no known limit: not.
+        assert!(!disturbed(&trial(2990, 2990, 0), Some(3000)));
+        assert!(!disturbed(&trial(3010, 3000, 10), Some(3000)));
+        assert!(!disturbed(&trial(2990, 2980, 10), Some(3000)));
+        assert!(!disturbed(&trial(2990, 2850, 0), None));
+        let unknown = StatefulTrial {
+            setup_refused: None,
+            ..trial(2990, 2850, 0)
+        };
+        assert!(!disturbed(&unknown, Some(3000)));
+    }
 }
