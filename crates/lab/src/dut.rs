@@ -424,10 +424,11 @@ pub fn first_difference(before: &str, now: &str) -> Option<String> {
 /// The built-in configurations, in the order `--configs all` runs them.
 /// Host sysctls have configurations too, named `KNOB-VALUE`
 /// ([`crate::knobs::parse_host_config`]).
-pub const BUILTIN_NAMES: [&str; 12] = [
+pub const BUILTIN_NAMES: [&str; 13] = [
     "forwarding",
     "nft-stateless",
     "nft-stateful",
+    "nat44",
     "rps",
     "gro-off",
     "gro-on",
@@ -506,6 +507,42 @@ fn gro_on_where_off(ifaces: &[&str], base: &BuiltinBase) -> Vec<String> {
 
 /// The nftables table the built-in firewall configurations create.
 const NFT_TABLE: &str = "inet pktlab";
+
+/// The inside and outside ports of a DUT whose ports are `ifaces`: the
+/// first faces the generator (the Initiator's side), the last the
+/// receiver (the Responder's).
+fn inside_outside<'a>(ifaces: &[&'a str]) -> (&'a str, &'a str) {
+    let inside = ifaces.first().copied().unwrap_or("d0");
+    (inside, ifaces.last().copied().unwrap_or(inside))
+}
+
+/// The stateful filter of `nft-stateful` and `nat44`: a conntrack entry
+/// per connection, like ipfw's keep-state and pf's default. New
+/// connections come in only from the inside port; established and related
+/// traffic passes both ways; the policy drops the rest.
+fn stateful_filter_line(ifaces: &[&str]) -> String {
+    let (inside, _) = inside_outside(ifaces);
+    format!(
+        "nft 'add table {NFT_TABLE}; \
+         add chain {NFT_TABLE} forward {{ type filter hook forward priority filter; policy drop; }}; \
+         add rule {NFT_TABLE} forward ct state established,related accept; \
+         add rule {NFT_TABLE} forward iifname \"{inside}\" ct state new accept'"
+    )
+}
+
+/// `nat44`'s source NAT: IPv4 connections leaving by the outside port take
+/// its address (masquerade keeps the source port when the translated
+/// 4-tuple is free). New connections from the outside to the DUT itself
+/// are dropped too, so that they never take a conntrack entry.
+fn nat44_line(ifaces: &[&str]) -> String {
+    let (_, outside) = inside_outside(ifaces);
+    format!(
+        "nft 'add chain {NFT_TABLE} postrouting {{ type nat hook postrouting priority srcnat; policy accept; }}; \
+         add rule {NFT_TABLE} postrouting meta nfproto ipv4 oifname \"{outside}\" masquerade; \
+         add chain {NFT_TABLE} input {{ type filter hook input priority filter; policy accept; }}; \
+         add rule {NFT_TABLE} input iifname \"{outside}\" ct state new drop'"
+    )
+}
 
 /// A CPU mask of `cpus` CPUs as sysfs's `rps_cpus` takes it: hexadecimal,
 /// in comma-separated groups of 32 bits (`3`, `ffffffff`, `ff,ffffffff`).
@@ -627,14 +664,12 @@ pub fn builtin_config(
             c.revert.push(format!("nft delete table {NFT_TABLE}"));
         }
         "nft-stateful" => {
-            // A conntrack entry per flow, like ipfw's keep-state and pf's
-            // default; the policy drops what no state admits.
-            c.apply.push(format!(
-                "nft 'add table {NFT_TABLE}; \
-                 add chain {NFT_TABLE} forward {{ type filter hook forward priority filter; policy drop; }}; \
-                 add rule {NFT_TABLE} forward ct state established,related accept; \
-                 add rule {NFT_TABLE} forward ct state new accept'"
-            ));
+            c.apply.push(stateful_filter_line(ifaces));
+            c.revert.push(format!("nft delete table {NFT_TABLE}"));
+        }
+        "nat44" => {
+            c.apply.push(stateful_filter_line(ifaces));
+            c.apply.push(nat44_line(ifaces));
             c.revert.push(format!("nft delete table {NFT_TABLE}"));
         }
         "rps" => {
@@ -842,10 +877,33 @@ mod tests {
         assert_eq!(
             e.to_string(),
             "unknown configuration 'pf': the built-in ones are forwarding, nft-stateless, \
-             nft-stateful, rps, gro-off, gro-on, redirects-on, tc-forward, xdp-forward, \
-             threaded-napi, fq_codel, pfifo, and KNOB-VALUE for a host sysctl (netdev_budget, \
+             nft-stateful, nat44, rps, gro-off, gro-on, redirects-on, tc-forward, \
+             xdp-forward, threaded-napi, fq_codel, pfifo, and KNOB-VALUE for a host sysctl (netdev_budget, \
              netdev_budget_usecs, dev_weight, netdev_max_backlog, nf_conntrack_max)"
         );
+    }
+
+    #[test]
+    fn stateful_lines_name_the_inside_and_outside_ports() {
+        let base = BuiltinBase::default();
+        let filter = "nft 'add table inet pktlab; \
+             add chain inet pktlab forward { type filter hook forward priority filter; policy drop; }; \
+             add rule inet pktlab forward ct state established,related accept; \
+             add rule inet pktlab forward iifname \"eth1\" ct state new accept'";
+        let ports = ["eth1", "eth2"];
+        let sf = builtin_config("nft-stateful", &ports, 2, &base).unwrap();
+        assert_eq!(sf.apply, [filter]);
+        assert_eq!(sf.revert, ["nft delete table inet pktlab"]);
+        let nat = builtin_config("nat44", &ports, 2, &base).unwrap();
+        assert_eq!(nat.apply[0], filter);
+        assert_eq!(
+            nat.apply[1],
+            "nft 'add chain inet pktlab postrouting { type nat hook postrouting priority srcnat; policy accept; }; \
+             add rule inet pktlab postrouting meta nfproto ipv4 oifname \"eth2\" masquerade; \
+             add chain inet pktlab input { type filter hook input priority filter; policy accept; }; \
+             add rule inet pktlab input iifname \"eth2\" ct state new drop'"
+        );
+        assert_eq!(nat.revert, ["nft delete table inet pktlab"]);
     }
 
     #[test]

@@ -27,6 +27,7 @@ enum Command {
     Lab(cmd::lab::Args),
     Bench(cmd::bench::Args),
     Rfc2544(Box<cmd::rfc2544::Args>),
+    Rfc9693(Box<cmd::rfc9693::Args>),
     /// Compare results folders with ministat
     Compare(cmd::compare::Args),
     /// Write the HTML report (and tidy CSVs) of results folders
@@ -110,6 +111,7 @@ fn main() {
         Command::Lab(a) => cmd::lab::run(a),
         Command::Bench(a) => cmd::bench::run(a),
         Command::Rfc2544(a) => cmd::rfc2544::run(*a),
+        Command::Rfc9693(a) => cmd::rfc9693::run(*a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Report(a) => cmd::report::run(a),
         Command::History(a) => cmd::history::run(a),

@@ -637,7 +637,23 @@ fn builtin_configurations_apply_and_revert_exactly() {
             "forwarding" | "gro-off" => assert_eq!(during, before, "{name}"),
             "nft-stateless" => assert!(sh("nft list ruleset").contains("notrack")),
             "nft-stateful" => {
-                assert!(sh("nft list ruleset").contains("ct state established,related accept"))
+                let rules = sh("nft list ruleset");
+                assert!(
+                    rules.contains("ct state established,related accept"),
+                    "{rules}"
+                );
+                assert!(
+                    rules.contains("iifname \"d0\" ct state new accept"),
+                    "{rules}"
+                );
+            }
+            "nat44" => {
+                let rules = sh("nft list ruleset");
+                assert!(
+                    rules.contains("iifname \"d0\" ct state new accept"),
+                    "{rules}"
+                );
+                assert!(rules.contains("oifname \"d1\" masquerade"), "{rules}");
             }
             "rps" => assert_eq!(
                 sh("cat /sys/class/net/d0/queues/rx-0/rps_cpus")
@@ -773,7 +789,7 @@ fn usage_errors_exit_2_with_one_line() {
     for (args, msg) in [
         (
             vec!["--configs", "forwarding,pf"],
-            "pktlab: unknown configuration 'pf': the built-in ones are forwarding, nft-stateless, nft-stateful, rps, gro-off, gro-on, redirects-on, tc-forward, xdp-forward, threaded-napi, fq_codel, pfifo, and KNOB-VALUE for a host sysctl (netdev_budget, netdev_budget_usecs, dev_weight, netdev_max_backlog, nf_conntrack_max)\n".to_string(),
+            "pktlab: unknown configuration 'pf': the built-in ones are forwarding, nft-stateless, nft-stateful, nat44, rps, gro-off, gro-on, redirects-on, tc-forward, xdp-forward, threaded-napi, fq_codel, pfifo, and KNOB-VALUE for a host sysctl (netdev_budget, netdev_budget_usecs, dev_weight, netdev_max_backlog, nf_conntrack_max)\n".to_string(),
         ),
         (
             vec!["-f", bad.to_str().unwrap()],

@@ -8,12 +8,13 @@ use std::process::Command;
 use common::pktlab;
 
 /// Every subcommand of pktlab, written out by hand.
-const SUBCOMMANDS: [&str; 17] = [
+const SUBCOMMANDS: [&str; 18] = [
     "gen",
     "recv",
     "lab",
     "bench",
     "rfc2544",
+    "rfc9693",
     "compare",
     "report",
     "history",

@@ -18,4 +18,5 @@ pub mod lab;
 pub mod linerate;
 pub mod recv;
 pub mod rfc2544;
+pub mod rfc9693;
 pub mod units;

@@ -12,7 +12,8 @@
 //!   (upper bound, lower bound or undecided);
 //! - [`grid`]: the loads a search chooses from, one final width apart;
 //! - `select`: which load a target wants next;
-//! - [`state`]: the search itself: its trials, and the results.
+//! - [`state`]: the search itself: its trials, and the results;
+//! - [`stateful`]: RFC 9693's stateful tests, on the same search.
 
 mod error;
 pub mod goal;
@@ -21,6 +22,7 @@ pub mod load;
 pub mod mlr;
 mod select;
 pub mod state;
+pub mod stateful;
 
 pub use error::SearchError;
 

@@ -10,11 +10,14 @@
 //!
 //! - [`target`]: the lab (built-in or interfaces, hosts over ssh);
 //! - [`traffic`]: a traffic profile;
+//! - `reverse`: [`target::Target::reversed`], the lab sent through from the
+//!   receiver's side;
 //! - [`trial`]: one trial and what it measured;
 //! - [`samples`], [`late`]: a run's value, and frames that came late.
 
 mod error;
 pub mod late;
+mod reverse;
 pub mod samples;
 pub mod target;
 pub mod traffic;

@@ -49,6 +49,18 @@ impl Traffic {
         }
     }
 
+    /// The same traffic sent back from the receiver's side: its source
+    /// range is this one's destination range and its destination range
+    /// this one's source range (the name gets `-reverse`).
+    pub fn reversed(&self) -> Traffic {
+        Traffic {
+            name: format!("{}-reverse", self.name),
+            src: self.dst.clone(),
+            dst: self.src.clone(),
+            ..self.clone()
+        }
+    }
+
     /// The frames for this traffic between two MACs.
     pub fn frame_spec(&self, src_mac: [u8; 6], dst_mac: [u8; 6]) -> Result<FrameSpec, TrialError> {
         let flows = FlowSet::new(self.src.parse()?, self.dst.parse()?)?;
@@ -75,5 +87,27 @@ impl Traffic {
             e => e.into(),
         })?;
         Ok(spec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reverse_traffic_swaps_the_ranges() {
+        let back = Traffic::inet4().reversed();
+        assert_eq!(back.name, "inet4-reverse");
+        assert_eq!(back.src, "198.19.10.1:2000-198.19.10.100");
+        assert_eq!(back.dst, "198.18.10.1:2000-198.18.10.20");
+        assert_eq!(
+            (back.sizes.as_str(), back.rate_pps, back.threads),
+            ("64", None, 1)
+        );
+        // 100 sources x 20 destinations: the forward traffic's 2000 flows.
+        let spec = back
+            .frame_spec([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+            .unwrap();
+        assert_eq!(spec.flows.count(), 2000);
     }
 }

@@ -19,4 +19,5 @@ pub mod recording;
 pub mod recv;
 pub mod report;
 pub mod rfc2544;
+pub mod rfc9693;
 pub mod worker;

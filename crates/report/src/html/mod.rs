@@ -4,7 +4,8 @@
 //!
 //! - [`data`]: the folder, from a campaign's results or read back;
 //! - [`sections`], [`rfc_section`], [`losses`], [`across`]: the page's sections;
-//! - [`charts`]: the SVG charts; [`page`]: the page around them.
+//! - [`charts`]: the SVG charts; [`page`]: the page around them;
+//! - [`stateful`]: the page of an rfc9693 campaign.
 
 pub mod across;
 pub mod charts;
@@ -17,10 +18,12 @@ pub mod page;
 pub mod rfc_section;
 pub mod sections;
 pub mod sizes;
+pub mod stateful;
 
 use pktlab_campaign::runs::Runs;
 use pktlab_campaign::sink::{Exporter, Finished};
 use pktlab_search::mlr::Searches;
+use pktlab_search::stateful::StatefulReport;
 
 pub use data::{Folder, LoadError};
 
@@ -56,5 +59,15 @@ impl Exporter<Searches> for HtmlReport {
     fn render(&self, f: &Finished<'_, Searches>) -> Option<String> {
         let folder = Folder::of_searches(&f.folder.path, f.plan, f.env, f.results);
         Some(page::folder_page(&folder))
+    }
+}
+
+impl Exporter<StatefulReport> for HtmlReport {
+    fn file_name(&self) -> &'static str {
+        REPORT_FILE
+    }
+
+    fn render(&self, f: &Finished<'_, StatefulReport>) -> Option<String> {
+        Some(stateful::stateful_page(&f.folder.path, f.results))
     }
 }

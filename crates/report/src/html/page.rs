@@ -69,7 +69,7 @@ pub fn csp() -> String {
     )
 }
 
-fn head(title: &str) -> String {
+pub(crate) fn head(title: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"generator\" content=\"pktlab {}\">\n<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
         csp(),
@@ -78,7 +78,7 @@ fn head(title: &str) -> String {
     )
 }
 
-fn foot() -> String {
+pub(crate) fn foot() -> String {
     format!("<div id=\"selfcheck\"></div>\n<script>{SCRIPT}</script>\n</body>\n</html>\n")
 }
 

@@ -1,0 +1,357 @@
+//! Stateful DUTs on the built-in lab (root): `nft-stateful` and `nat44`
+//! pass an answer from the outside only for a connection opened from the
+//! inside, `nat44` translates the source, and `pktlab rfc9693` finds the
+//! connection table's capacity where nf_conntrack_max puts it and the
+//! connection establishment rate with bounds and a trace.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::net::Ipv4Addr;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::{one_at_a_time, pktlab, sh, u, Lab, Receiver};
+use pktlab_lab::dut::{builtin_config, BuiltinBase, Dut, DutRunner};
+use pktlab_search::stateful::phases::StatefulTrial;
+use pktlab_search::stateful::results::{StatefulReport, StatefulRun, REPORT_FILE};
+
+fn in_ns(ns: &str, cmd: &str) -> String {
+    sh(&format!("ip netns exec {ns} sh -c '{cmd}'"))
+}
+
+fn mac(lab: &Lab, role: &str, iface: &str) -> String {
+    in_ns(
+        &lab.ns(role),
+        &format!("cat /sys/class/net/{iface}/address"),
+    )
+    .trim()
+    .to_string()
+}
+
+/// tcpdump on one port of the lab, into a pcap file.
+struct Capture {
+    child: Child,
+    file: std::path::PathBuf,
+}
+
+impl Capture {
+    fn start(ns: &str, iface: &str, tag: &str) -> Capture {
+        use std::io::BufRead;
+        let file =
+            std::env::temp_dir().join(format!("pktlab-stateful-{}-{tag}.pcap", std::process::id()));
+        let _ = std::fs::remove_file(&file);
+        let mut child = Command::new("ip")
+            .args([
+                "netns", "exec", ns, "tcpdump", "-i", iface, "-n", "-B", "16384", "-U",
+            ])
+            .args(["--immediate-mode", "-w"])
+            .arg(&file)
+            .arg("udp")
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("tcpdump (apt-get install tcpdump)");
+        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut said = String::new();
+        while !said.contains("listening on") {
+            let mut l = String::new();
+            assert!(err.read_line(&mut l).unwrap() > 0, "tcpdump: {said}");
+            said += &l;
+        }
+        std::thread::spawn(move || for _ in err.lines() {});
+        Capture { child, file }
+    }
+
+    /// Stops the capture and returns each UDP frame's (source, source
+    /// port, destination, destination port), decoded from its bytes.
+    fn tuples(mut self) -> Vec<(Ipv4Addr, u16, Ipv4Addr, u16)> {
+        std::thread::sleep(Duration::from_millis(300));
+        sh(&format!("kill -INT {}", self.child.id()));
+        self.child.wait().unwrap();
+        let f = std::fs::File::open(&self.file).unwrap();
+        let mut reader = pcap_file::pcap::PcapReader::new(f).unwrap();
+        let mut out = Vec::new();
+        while let Some(p) = reader.next_packet() {
+            let b = p.unwrap().data.into_owned();
+            // Ethernet (14 bytes), IPv4 with its header length, UDP.
+            assert_eq!(&b[12..14], [0x08, 0x00], "not IPv4: {b:02x?}");
+            let ihl = usize::from(b[14] & 0x0f) * 4;
+            assert_eq!(b[23], 17, "not UDP: {b:02x?}");
+            let ip = |at: usize| Ipv4Addr::new(b[at], b[at + 1], b[at + 2], b[at + 3]);
+            let port = |at: usize| u16::from_be_bytes([b[at], b[at + 1]]);
+            let udp = 14 + ihl;
+            out.push((ip(26), port(udp), ip(30), port(udp + 2)));
+        }
+        let _ = std::fs::remove_file(&self.file);
+        out
+    }
+}
+
+/// Test frames a receiver on `iface` in `ns` counts while `send` runs.
+fn count_while(ns: &str, iface: &str, expect: u64, send: impl FnOnce()) -> u64 {
+    let n = expect.max(1).to_string();
+    let rx = Receiver::start(ns, &["-i", iface, "--io", "afpacket", "-n", &n, "-t", "4"]);
+    send();
+    let (_, s) = rx.wait(Duration::from_secs(20));
+    u(&s, "packets") - u(&s, "foreign")
+}
+
+/// 100 connections from 198.18.10.1, ports 1024 to 1123, to 198.19.10.1:2000.
+const PORTS: std::ops::RangeInclusive<u16> = 1024..=1123;
+
+fn initiate(lab: &Lab, d0: &str) {
+    let args = [
+        "gen",
+        "-i",
+        "g0",
+        "--io",
+        "afpacket",
+        "-D",
+        d0,
+        "-s",
+        "198.18.10.1:1024-198.18.10.1:1123",
+        "-d",
+        "198.19.10.1:2000",
+        "-n",
+        "100",
+        "-R",
+        "2kpps",
+        "-q",
+    ];
+    common::ok_in(&lab.ns("gen"), &args);
+}
+
+/// The answers of the 100 connections, addressed to `to`.
+fn answer(lab: &Lab, d1: &str, to: &str) {
+    let dst = format!("{to}:1024-{to}:1123");
+    let args = [
+        "gen",
+        "-i",
+        "r0",
+        "--io",
+        "afpacket",
+        "-D",
+        d1,
+        "-s",
+        "198.19.10.1:2000",
+        "-d",
+        &dst,
+        "-n",
+        "100",
+        "-R",
+        "2kpps",
+        "-q",
+    ];
+    common::ok_in(&lab.ns("rcv"), &args);
+}
+
+#[test]
+fn stateful_configurations_pass_answers_only_and_nat44_translates() {
+    let _one = one_at_a_time();
+    let lab = Lab::up();
+    let dut = Dut::new(
+        DutRunner::Netns {
+            netns: lab.ns("dut"),
+        },
+        None,
+    );
+    let (d0, d1) = (mac(&lab, "dut", "d0"), mac(&lab, "dut", "d1"));
+    let inside: Ipv4Addr = "198.18.10.1".parse().unwrap();
+    let outside: Ipv4Addr = "198.19.10.1".parse().unwrap();
+    let ports: BTreeSet<u16> = PORTS.collect();
+    for (name, seen) in [
+        ("nft-stateful", inside),
+        ("nat44", "198.19.0.203".parse().unwrap()),
+    ] {
+        let c = builtin_config(name, &["d0", "d1"], 2, &BuiltinBase::default()).unwrap();
+        dut.apply(&c).unwrap();
+        in_ns(&lab.ns("dut"), "conntrack -F");
+        let to = seen.to_string();
+        // No connection: every answer is dropped.
+        let back = count_while(&lab.ns("gen"), "g0", 0, || answer(&lab, &d1, &to));
+        assert_eq!(back, 0, "{name}: answers without a connection passed");
+        // The Initiator's 100 frames pass, from `seen` with their ports.
+        let cap = Capture::start(&lab.ns("rcv"), "r0", "out");
+        let out = count_while(&lab.ns("rcv"), "r0", 100, || initiate(&lab, &d0));
+        assert_eq!(out, 100, "{name}");
+        let tuples = cap.tuples();
+        assert_eq!(tuples.len(), 100, "{name}: {tuples:?}");
+        assert!(tuples
+            .iter()
+            .all(|t| t.0 == seen && t.2 == outside && t.3 == 2000));
+        let sports: BTreeSet<u16> = tuples.iter().map(|t| t.1).collect();
+        assert_eq!(sports, ports, "{name}: the source ports changed");
+        assert_eq!(
+            in_ns(
+                &lab.ns("dut"),
+                "cat /proc/sys/net/netfilter/nf_conntrack_count"
+            )
+            .trim(),
+            "100",
+            "{name}"
+        );
+        // Each answer of an open connection passes, back to the inside.
+        let cap = Capture::start(&lab.ns("gen"), "g0", "back");
+        let back = count_while(&lab.ns("gen"), "g0", 100, || answer(&lab, &d1, &to));
+        assert_eq!(back, 100, "{name}");
+        let tuples = cap.tuples();
+        assert_eq!(tuples.len(), 100, "{name}");
+        assert!(tuples
+            .iter()
+            .all(|t| t.0 == outside && t.1 == 2000 && t.2 == inside));
+        let dports: BTreeSet<u16> = tuples.iter().map(|t| t.3).collect();
+        assert_eq!(dports, ports, "{name}");
+        dut.revert(&c, "").unwrap();
+    }
+}
+
+/// Sets the host's nf_conntrack_max and puts the old value back when
+/// dropped, also when the test fails.
+struct ConntrackMax(String);
+
+impl ConntrackMax {
+    const FILE: &'static str = "/proc/sys/net/netfilter/nf_conntrack_max";
+
+    fn set(value: u64) -> ConntrackMax {
+        let old = std::fs::read_to_string(Self::FILE)
+            .unwrap()
+            .trim()
+            .to_string();
+        let guard = ConntrackMax(old);
+        std::fs::write(Self::FILE, value.to_string()).unwrap();
+        guard
+    }
+}
+
+impl Drop for ConntrackMax {
+    fn drop(&mut self) {
+        std::fs::write(Self::FILE, &self.0).unwrap();
+    }
+}
+
+/// `pktlab rfc9693 ARGS` on `lab`; its one run from `rfc9693.json`.
+fn rfc9693(lab: &Lab, args: &[&str]) -> StatefulRun {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("r");
+    let d = dir.to_str().unwrap();
+    let mut all = vec!["rfc9693", "--prefix", &lab.prefix, "-o", d, "--json"];
+    all.extend(args);
+    let r = pktlab(&all);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let text = std::fs::read_to_string(dir.join(REPORT_FILE)).unwrap();
+    let mut report: StatefulReport = serde_json::from_str(&text).unwrap();
+    assert_eq!(report.runs.len(), 1, "{text}");
+    report.runs.remove(0)
+}
+
+fn trials_of<'a>(run: &'a StatefulRun, test: &str) -> Vec<&'a StatefulTrial> {
+    run.trials.iter().filter(|t| t.test == test).collect()
+}
+
+#[test]
+fn table_capacity_is_nf_conntrack_max() {
+    const MAX: u64 = 3000;
+    let _one = one_at_a_time();
+    let lab = Lab::up();
+    let run = {
+        let _max = ConntrackMax::set(MAX);
+        rfc9693(
+            &lab,
+            &[
+                "--configs",
+                "nft-stateful",
+                "--tests",
+                "capacity",
+                "--width",
+                "0.1",
+            ],
+        )
+    };
+    assert_eq!(run.conntrack_max, Some(MAX));
+    let cap = run.capacity.as_ref().unwrap();
+    let (lower, upper) = (cap.lower.unwrap(), cap.upper.unwrap());
+    // Within 1 % of the limit, and bounds on either side of it.
+    let trace = format!("{cap:?}\n{:#?}", run.trials);
+    assert!(lower <= MAX as f64 && lower >= MAX as f64 * 0.99, "{trace}");
+    assert!(upper > MAX as f64 && upper <= MAX as f64 * 1.01, "{trace}");
+    assert!(cap.complete, "{cap:?}");
+    assert_eq!(run.count_at_capacity, Some(lower.round() as u64), "{run:?}");
+    let trials = trials_of(&run, "capacity");
+    assert!(trials.len() >= 2, "{trace}");
+    for (i, t) in trials.iter().enumerate() {
+        let n = t.connections;
+        assert_eq!(t.preliminary_sent, n, "{t:?}");
+        if n <= MAX {
+            if t.validated() {
+                assert_eq!(t.conntrack_count, Some(n), "{t:?}");
+            } else {
+                // Linux's garbage collector, after an overflow, dropped
+                // connections the table had room for: the search ran the
+                // same count again.
+                assert_eq!(t.setup_refused, Some(0), "{trace}");
+                assert_eq!(trials.get(i + 1).map(|t| t.connections), Some(n), "{trace}");
+            }
+            continue;
+        }
+        // Above the limit the table is full, and every frame beyond it
+        // is refused or evicts an unanswered connection (Linux's
+        // early_drop, counted by `conntrack -S`).
+        assert_eq!(t.conntrack_count, Some(MAX), "{t:?}");
+        let (refused, evicted) = (t.setup_refused.unwrap(), t.setup_evicted.unwrap());
+        assert_eq!(refused + evicted, n - MAX, "{t:?}");
+        assert_eq!(t.preliminary_received, n - refused, "{t:?}");
+        // The validation loses the N - max answers of the connections the
+        // table could not hold, and one more for each held connection an
+        // unanswerable answer evicted before its own answer came.
+        let lost = n - t.validation_received;
+        let extra = lost - (n - MAX);
+        assert!(extra <= t.validation_evicted.unwrap(), "{t:?}");
+    }
+}
+
+#[test]
+fn establishment_rate_is_searched_with_bounds_and_a_trace() {
+    let _one = one_at_a_time();
+    let lab = Lab::up();
+    let run = rfc9693(
+        &lab,
+        &[
+            "--configs",
+            "nft-stateful",
+            "--tests",
+            "rate",
+            "--connections",
+            "5000",
+            "--max-rate",
+            "1M",
+            "--width",
+            "5",
+        ],
+    );
+    // 1M new connections a second is beyond a virtual DUT that forwards
+    // well under a million frames a second: the search must find an upper
+    // bound below it, and a lower bound of validated trials.
+    let trace = format!("{:?}\n{:#?}", run.rate, run.trials);
+    assert_eq!(run.rate_connections, Some(5000));
+    let rate = run.rate.as_ref().unwrap();
+    let (lower, upper) = (rate.lower_intended, rate.upper_intended);
+    let (lower, upper) = (lower.expect(&trace), upper.expect(&trace));
+    assert!(lower < upper, "{trace}");
+    let trials = trials_of(&run, "rate");
+    assert_eq!(trials.len(), run.trials.len());
+    assert!(trials.len() >= 2, "{trace}");
+    let at = |r: f64| {
+        trials
+            .iter()
+            .filter(|t| (t.setup_rate_pps - r).abs() < 1e-6 * r)
+            .collect::<Vec<_>>()
+    };
+    // The trace holds the trials that decided the bounds: every
+    // connection validated at the lower one, some failed at the upper.
+    assert!(!at(lower).is_empty(), "{trace}");
+    assert!(at(lower).iter().all(|t| t.validated()), "{trace}");
+    assert!(at(upper).iter().any(|t| !t.validated()), "{trace}");
+    for t in trials {
+        assert_eq!((t.connections, t.preliminary_sent), (5000, 5000), "{t:?}");
+    }
+}

@@ -1,0 +1,134 @@
+//! `rfc9693.json`: the stateful tests' settings and every finished run
+//! with its trials (the searches' trace), rewritten as each run ends.
+
+use pktlab_campaign::folder::ResultsDir;
+use pktlab_campaign::CampaignError;
+
+use super::phases::StatefulTrial;
+use super::searches::Bounds;
+use super::settings::StatefulSettings;
+use super::teardown::Teardown;
+
+/// The results file.
+pub const REPORT_FILE: &str = "rfc9693.json";
+
+/// Why the throughput over established connections is not among the
+/// results.
+pub const THROUGHPUT_NOTE: &str = "throughput over established connections is not measured: \
+     it needs traffic both ways at once, which pktlab's trials do not send yet";
+
+/// One run: a configuration and traffic profile, its DUT's limits, and
+/// each test's result.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StatefulRun {
+    pub config: String,
+    pub traffic: String,
+    pub iteration: usize,
+    /// `nf_conntrack_max` as the DUT reads it (host-wide on Linux).
+    pub conntrack_max: Option<u64>,
+    /// The DUT's timeout of a UDP connection never answered, in seconds.
+    pub udp_timeout_s: Option<u64>,
+    /// The Initiator's address as the Responder addressed it (source NAT).
+    pub translated: Option<String>,
+    /// Connection tracking table capacity, in connections.
+    pub capacity: Option<Bounds>,
+    /// The DUT's connection count after the preliminary phase at the
+    /// capacity's lower bound.
+    pub count_at_capacity: Option<u64>,
+    /// Maximum connection establishment rate, in connections per second,
+    /// and the connections each trial opened.
+    pub rate: Option<Bounds>,
+    pub rate_connections: Option<u64>,
+    pub teardown: Option<Teardown>,
+    /// Every trial, in order: the searches' trace.
+    pub trials: Vec<StatefulTrial>,
+}
+
+impl StatefulRun {
+    pub fn is(&self, config: &str, traffic: &str, iteration: usize) -> bool {
+        self.config == config && self.traffic == traffic && self.iteration == iteration
+    }
+}
+
+/// Everything in `rfc9693.json`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct StatefulReport {
+    pub settings: StatefulSettings,
+    pub runs: Vec<StatefulRun>,
+    pub throughput_note: String,
+}
+
+impl StatefulReport {
+    pub fn new(settings: StatefulSettings) -> StatefulReport {
+        StatefulReport {
+            settings,
+            runs: Vec::new(),
+            throughput_note: THROUGHPUT_NOTE.into(),
+        }
+    }
+
+    pub fn read(dir: &ResultsDir) -> Result<Option<StatefulReport>, CampaignError> {
+        dir.read_json(REPORT_FILE)
+    }
+
+    pub fn write(&self, dir: &ResultsDir) -> Result<(), CampaignError> {
+        dir.write_json(REPORT_FILE, self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_read_equal() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = ResultsDir::create(&tmp.path().join("c")).unwrap();
+        let mut r = StatefulReport::new(StatefulSettings::default());
+        r.runs.push(StatefulRun {
+            config: "nft-stateful".into(),
+            traffic: "inet4".into(),
+            iteration: 1,
+            conntrack_max: Some(3000),
+            udp_timeout_s: Some(30),
+            translated: Some("198.19.0.203".into()),
+            capacity: Some(Bounds {
+                lower: Some(2998.0),
+                upper: Some(3004.0),
+                min: 1.0,
+                max: 3750.0,
+                hit_max: false,
+                generator_limited: false,
+                complete: true,
+                lower_intended: Some(2998.2),
+                upper_intended: Some(3004.1),
+            }),
+            count_at_capacity: Some(2998),
+            rate: None,
+            rate_connections: Some(2998),
+            teardown: Some(Teardown::Measured {
+                connections: 2998,
+                full_s: 0.02,
+                empty_s: 0.01,
+                rate_per_s: 299_800.0,
+            }),
+            trials: vec![StatefulTrial {
+                test: "capacity".into(),
+                connections: 3750,
+                setup_rate_pps: 50_000.0,
+                offered_pps: 50_010.5,
+                preliminary_sent: 3750,
+                preliminary_received: 3750,
+                conntrack_count: Some(3000),
+                validation_rate_pps: 50_000.0,
+                validation_sent: 3750,
+                validation_received: 3000,
+                setup_refused: Some(625),
+                setup_evicted: Some(125),
+                validation_evicted: Some(0),
+            }],
+        });
+        r.write(&dir).unwrap();
+        assert_eq!(StatefulReport::read(&dir).unwrap(), Some(r));
+    }
+}
