@@ -176,7 +176,7 @@ fn half(c: &IfCounters, rx: bool) -> IfCounters {
             tx_bytes: 0,
             tx_errors: 0,
             tx_dropped: 0,
-            ..c.clone()
+            ..*c
         }
     } else {
         IfCounters {
@@ -186,7 +186,7 @@ fn half(c: &IfCounters, rx: bool) -> IfCounters {
             rx_dropped: 0,
             rx_missed_errors: 0,
             rx_fifo_errors: 0,
-            ..c.clone()
+            ..*c
         }
     }
 }
