@@ -196,6 +196,15 @@ pub struct TrafficSection {
     pub rate: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub threads: Option<usize>,
+    /// `forward` (default: from the generator's port to the receiver's)
+    /// or `both` (each port sends and receives).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub direction: Option<String>,
+    /// The reverse stream's ranges (default: the mirror of dst and src).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reverse_src: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reverse_dst: Option<String>,
 }
 
 /// One `[[config]]`.

@@ -40,6 +40,8 @@ pub struct Flags {
     pub drop_trace: Option<String>,
     /// `--sweep KNOB=V1,V2,...`: replaces the campaign file's sweeps.
     pub sweep: Option<String>,
+    /// `--bidir`: every traffic both ways.
+    pub bidir: bool,
     /// The command as typed (`pktlab bench -N 3`), for the comment at the
     /// top of a campaign saved from flags.
     pub command_line: String,
@@ -100,6 +102,7 @@ impl Flags {
             ("--dut-cpus", self.dut_cpus.is_some()),
             ("--io", self.io.is_some()),
             ("--sweep", self.sweep.is_some()),
+            ("--bidir", self.bidir),
         ];
         if let Some((flag, _)) = shaping.iter().find(|(_, set)| *set) {
             return Err(usage(format!(
@@ -151,6 +154,19 @@ impl Flags {
         if let Some(text) = &self.sweep {
             file.sweep = vec![sweep_section(text)];
             overridden.push(format!("--sweep {text}"));
+        }
+        if self.bidir {
+            if file.traffic.is_empty() {
+                // The default traffic, written out to be sent both ways.
+                file.traffic.push(TrafficSection {
+                    name: "inet4".into(),
+                    ..TrafficSection::default()
+                });
+            }
+            for t in &mut file.traffic {
+                t.direction = Some("both".into());
+            }
+            overridden.push("--bidir".into());
         }
         overridden
     }

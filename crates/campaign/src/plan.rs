@@ -262,7 +262,7 @@ impl Plan {
 
         let (traffics, sweeps) = plan_traffics(f, link_bps)?;
         let (configs, knob_sweeps) = plan_configs(f, builtin, base.as_ref(), cpus)?;
-        let io = choose_io(chosen_io, &configs, &traffics, &lab);
+        let io = choose_io(chosen_io, &configs, &traffics, &lab)?;
 
         let r = &f.run;
         let iterations = r.iterations.unwrap_or(5);
@@ -512,7 +512,7 @@ fn choose_io(
     configs: &[DutConfig],
     traffics: &[Traffic],
     lab: &LabChoice,
-) -> BenchIo {
+) -> Result<BenchIo, CampaignError> {
     // The XDP live-frame generator cannot feed some built-in
     // configurations (`gro-off` turns off the GRO d0 needs,
     // `threaded-napi` the inline polling it needs): a campaign with one
@@ -524,8 +524,20 @@ fn choose_io(
             .parse::<pktlab_wire::size::SizeMix>()
             .is_ok_and(|m| usize::from(m.max()) > xdp_max)
     });
-    match chosen_io {
+    // Traffic both ways sends from the receiver's port too: the XDP
+    // generator would need GRO on d1 and an XDP receiver g0's NAPI
+    // threads, which the lab does not set up.
+    let both_ways = traffics.iter().any(|t| t.reverse.is_some());
+    Ok(match chosen_io {
+        Some(BenchIo::Xdp) if both_ways => {
+            return Err(usage(
+                "--io xdp (or io = \"xdp\") is not supported with traffic both ways yet: \
+                 use afpacket or afxdp"
+                    .into(),
+            ))
+        }
         Some(io) => io,
+        None if both_ways => BenchIo::Afpacket,
         None if configs
             .iter()
             .any(|c| c.builtin && pktlab_lab::dut::builtin_needs_afpacket(&c.name)) =>
@@ -534,7 +546,7 @@ fn choose_io(
         }
         None if jumbo => BenchIo::Afpacket,
         None => lab.default_io(),
-    }
+    })
 }
 
 /// The campaign's `[lab]`: the built-in lab or existing interfaces.
@@ -769,6 +781,7 @@ fn traffic_profiles(
         }
         base.threads = n;
     }
+    base = both_ways(t, base)?;
     let with_size = |mut tr: Traffic, size: &str| -> Result<Traffic, CampaignError> {
         let mix: SizeMix = size.parse()?;
         tr.sizes = mix.to_string();
@@ -778,6 +791,9 @@ fn traffic_profiles(
         };
         // Checks ranges, sizes and destinations before any lab exists.
         tr.frame_spec([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])?;
+        if let Some(back) = tr.reverse_stream() {
+            back.frame_spec([2, 0, 0, 0, 0, 3], [2, 0, 0, 0, 0, 4])?;
+        }
         Ok(tr)
     };
     match (&t.size, &t.sizes) {
@@ -811,6 +827,39 @@ fn traffic_profiles(
             Ok((vec![with_size(base, &size)?], None))
         }
     }
+}
+
+/// A traffic's `direction` (and its reverse stream's ranges) applied.
+fn both_ways(t: &TrafficSection, base: Traffic) -> Result<Traffic, CampaignError> {
+    let both = match t.direction.as_deref() {
+        None | Some("forward") => false,
+        Some("both") => true,
+        Some(other) => {
+            return Err(usage(format!(
+                "invalid direction '{other}' in traffic '{}': use forward or both",
+                t.name
+            )))
+        }
+    };
+    if !both {
+        if t.reverse_src.is_some() || t.reverse_dst.is_some() {
+            return Err(usage(format!(
+                "traffic '{}' has reverse_src or reverse_dst without direction = \"both\"",
+                t.name
+            )));
+        }
+        return Ok(base);
+    }
+    let mut tr = base.both_ways();
+    if let Some(r) = tr.reverse.as_mut() {
+        if let Some(src) = &t.reverse_src {
+            r.src = src.clone();
+        }
+        if let Some(dst) = &t.reverse_dst {
+            r.dst = dst.clone();
+        }
+    }
+    Ok(tr)
 }
 
 fn dut_config(
@@ -847,6 +896,59 @@ mod tests {
 
     fn parse(text: &str) -> Result<Plan, CampaignError> {
         Plan::from_file(&CampaignFile::parse(text).unwrap(), 2)
+    }
+
+    #[test]
+    fn a_traffic_both_ways() {
+        let c = parse("[[traffic]]\nname = \"inet4\"\ndirection = \"both\"\n").unwrap();
+        let back = c.traffics[0].reverse.as_ref().unwrap();
+        assert_eq!(back.src, "198.19.10.1:2000-198.19.10.100");
+        assert_eq!(back.dst, "198.18.10.1:2000-198.18.10.20");
+        let c = parse(
+            "[[traffic]]\nname = \"t\"\ndirection = \"both\"\nreverse_src = \"198.19.10.1\"\n\
+             reverse_dst = \"198.18.10.1:9-198.18.10.2:9\"\nsizes = [64, 128]\n",
+        )
+        .unwrap();
+        for t in &c.traffics {
+            let back = t.reverse.as_ref().unwrap();
+            assert_eq!(
+                (back.src.as_str(), back.dst.as_str()),
+                ("198.19.10.1", "198.18.10.1:9-198.18.10.2:9")
+            );
+        }
+        let c = parse("[[traffic]]\nname = \"inet4\"\ndirection = \"forward\"\n").unwrap();
+        assert_eq!(c.traffics[0].reverse, None);
+        // Both ways, the built-in lab generates with AF_PACKET unless told.
+        let both = "[[traffic]]\nname = \"inet4\"\ndirection = \"both\"\n";
+        assert_eq!(parse(both).unwrap().run.io, BenchIo::Afpacket);
+        let afxdp = parse(&format!("[run]\nio = \"afxdp\"\n{both}")).unwrap();
+        assert_eq!(afxdp.run.io, BenchIo::Afxdp);
+        let err = parse(&format!("[run]\nio = \"xdp\"\n{both}")).unwrap_err();
+        assert!(
+            err.is_usage()
+                && err
+                    .to_string()
+                    .contains("not supported with traffic both ways"),
+            "{err}"
+        );
+        for (text, says) in [
+            (
+                "direction = \"back\"",
+                "invalid direction 'back' in traffic 'inet4': use forward or both",
+            ),
+            (
+                "reverse_src = \"198.19.10.1\"",
+                "traffic 'inet4' has reverse_src or reverse_dst without direction = \"both\"",
+            ),
+            (
+                "direction = \"both\"\nreverse_dst = \"8.8.8.8\"",
+                "outside the benchmark",
+            ),
+        ] {
+            let err = parse(&format!("[[traffic]]\nname = \"inet4\"\n{text}\n")).unwrap_err();
+            assert!(err.to_string().contains(says), "{text}: {err}");
+            assert!(err.is_usage(), "{text}: {err}");
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@ use pktlab_loss::drops::Drops;
 pub use pktlab_loss::monitor::Second;
 use pktlab_loss::monitor::{IfaceCounters, IfaceEthtool, IfaceQdisc};
 use pktlab_remote::endpoint::BenchIo;
+use pktlab_trial::direction::Direction;
 use pktlab_trial::traffic::Traffic;
 use pktlab_trial::trial::{TrialResult, TrialSettings, GENERATOR_TOLERANCE};
 use serde::{Deserialize, Serialize};
@@ -113,6 +114,10 @@ pub struct RunResult {
     /// recorded.
     #[serde(default)]
     pub finished_at: Option<u64>,
+    /// Traffic both ways: each direction's figures (forward, reverse); the
+    /// fields above are their total. Empty for traffic one way.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub directions: Vec<Direction>,
 }
 
 impl RunResult {
@@ -138,6 +143,7 @@ impl RunResult {
             seconds,
             drops,
             latency_note,
+            directions,
         } = trial;
         let result = RunResult {
             forwarded_pps,
@@ -158,15 +164,18 @@ impl RunResult {
             latency_note,
             requested_pps: intended_pps,
             finished_at: Some(finished_at),
+            directions,
         };
         (result, seconds)
     }
 
     /// The generator offered clearly less than the profile asked for: the
     /// run measured the generator, not the DUT.
+    /// Both ways, each direction's generator was asked for the rate.
     pub fn generator_limited(&self) -> bool {
+        let ways = self.directions.len().max(1) as f64;
         self.requested_pps
-            .is_some_and(|r| r > 0.0 && self.offered_pps < r * (1.0 - GENERATOR_TOLERANCE))
+            .is_some_and(|r| r > 0.0 && self.offered_pps < r * ways * (1.0 - GENERATOR_TOLERANCE))
     }
 }
 
@@ -421,6 +430,7 @@ pub(crate) mod tests {
                 tester_limited: false,
             },
             latency_note: None,
+            directions: vec![],
         }
     }
 
@@ -447,6 +457,52 @@ pub(crate) mod tests {
             seconds,
             result,
         }
+    }
+
+    #[test]
+    fn a_run_both_ways_reads_back_with_each_direction() {
+        let one = trial();
+        let direction = |name: &str, lost: u64| Direction {
+            name: name.into(),
+            forwarded_pps: 990.5,
+            offered_pps: 1000.0,
+            lost,
+            late: Some(2),
+            loss_ratio: lost as f64 / 2000.0,
+            rx_samples: vec![990.0, 991.0],
+            tx_samples: vec![1000.0, 1000.0],
+            tx: one.tx.clone(),
+            rx: one.rx.clone(),
+            drops: one.drops.clone(),
+        };
+        let t = TrialResult {
+            lost: 38,
+            directions: vec![direction("forward", 19), direction("reverse", 19)],
+            ..one
+        };
+        let (result, seconds) = RunResult::of(t, 1_700_000_004);
+        assert_eq!(result.directions.len(), 2);
+        let run = RunRecord {
+            header: RunHeader {
+                traffic_profile: Traffic::inet4().both_ways(),
+                ..header()
+            },
+            seconds,
+            result,
+        };
+        let text = run.to_jsonl();
+        assert_eq!(RunRecord::parse(&text).unwrap(), run);
+        let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert_eq!(last["directions"][1]["name"], "reverse");
+        assert_eq!(last["directions"][1]["lost"], 19);
+        assert_eq!(last["directions"][0]["late"], 2);
+        // A run one way has no directions in its file, and a file
+        // without them reads as one way.
+        let (one_way, _) = RunResult::of(trial(), 1);
+        let v = serde_json::to_value(&one_way).unwrap();
+        assert!(v.get("directions").is_none());
+        let back: RunResult = serde_json::from_value(v).unwrap();
+        assert!(back.directions.is_empty());
     }
 
     #[test]

@@ -42,6 +42,54 @@ pub struct Cell {
     pub offered: Option<Summary>,
     /// The worst loss ratio of the runs.
     pub max_loss_ratio: f64,
+    /// Traffic both ways: each direction's forwarded pps per run (the
+    /// values above are their total).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub directions: Vec<CellDirection>,
+}
+
+/// One direction of a cell's runs both ways.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CellDirection {
+    /// `forward` or `reverse`.
+    pub name: String,
+    /// Forwarded pps of each run in this direction.
+    pub values: Vec<f64>,
+    pub forwarded: Option<Summary>,
+    /// The worst loss ratio of the runs in this direction.
+    pub max_loss_ratio: f64,
+}
+
+/// Each direction's values of runs both ways (none when a run went one
+/// way).
+fn cell_directions(runs: &[&RunRecord]) -> Vec<CellDirection> {
+    let Some(first) = runs.first() else {
+        return Vec::new();
+    };
+    first
+        .result
+        .directions
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let of = |r: &&RunRecord| r.result.directions.get(i).cloned();
+            let values: Vec<f64> = runs
+                .iter()
+                .filter_map(of)
+                .map(|d| d.forwarded_pps)
+                .collect();
+            CellDirection {
+                name: d.name.clone(),
+                forwarded: pktlab_stats::summarize(&values),
+                max_loss_ratio: runs
+                    .iter()
+                    .filter_map(of)
+                    .map(|d| d.loss_ratio)
+                    .fold(0.0, f64::max),
+                values,
+            }
+        })
+        .collect()
 }
 
 /// The cells of `campaign` (configuration by configuration, traffic under
@@ -64,6 +112,7 @@ pub fn cells(campaign: &Plan, runs: &[RunRecord]) -> Vec<Cell> {
                 forwarded: pktlab_stats::summarize(&values),
                 offered: pktlab_stats::summarize(&offered_values),
                 max_loss_ratio: mine.iter().map(|r| r.result.loss_ratio).fold(0.0, f64::max),
+                directions: cell_directions(&mine),
                 values,
                 offered_values,
             });
@@ -405,6 +454,54 @@ mod tests {
         let back: CampaignSummary =
             serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
         assert_eq!(back.knob_sweeps, t);
+    }
+
+    #[test]
+    fn cells_both_ways_keep_each_direction() {
+        let c = campaign("[[traffic]]\nname = \"inet4\"\ndirection = \"both\"\n");
+        let both = |iteration, fwd: f64, rev: f64| {
+            let mut r = run("forwarding", "inet4", iteration, fwd + rev, 2.0 * fwd);
+            for (name, pps, loss) in [("forward", fwd, 0.0), ("reverse", rev, 0.25)] {
+                r.result
+                    .directions
+                    .push(pktlab_trial::direction::Direction {
+                        name: name.into(),
+                        forwarded_pps: pps,
+                        offered_pps: fwd,
+                        lost: 0,
+                        late: None,
+                        loss_ratio: loss * f64::from(iteration as u32),
+                        rx_samples: vec![],
+                        tx_samples: vec![],
+                        tx: r.result.tx.clone(),
+                        rx: r.result.rx.clone(),
+                        drops: r.result.drops.clone().unwrap(),
+                    });
+            }
+            r
+        };
+        let cells = cells(&c, &[both(1, 100.0, 60.0), both(2, 110.0, 70.0)]);
+        assert_eq!(cells[0].values, [160.0, 180.0]);
+        let d = &cells[0].directions;
+        assert_eq!(
+            (d[0].name.as_str(), &d[0].values[..]),
+            ("forward", &[100.0, 110.0][..])
+        );
+        assert_eq!(
+            (d[1].name.as_str(), &d[1].values[..]),
+            ("reverse", &[60.0, 70.0][..])
+        );
+        assert_eq!((d[0].max_loss_ratio, d[1].max_loss_ratio), (0.0, 0.5));
+        assert_eq!(d[1].forwarded.as_ref().unwrap().median, 65.0);
+        // A one-way cell has none, and none in summary.json.
+        let one = cells_of_one_way();
+        assert!(one.directions.is_empty());
+        assert!(!serde_json::to_string(&one).unwrap().contains("directions"));
+    }
+
+    fn cells_of_one_way() -> Cell {
+        let c = campaign("");
+        cells(&c, &[run("forwarding", "inet4", 1, 100.0, 100.0)]).remove(0)
     }
 
     #[test]

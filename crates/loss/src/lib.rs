@@ -7,8 +7,10 @@
 //!   window around each trial;
 //! - [`drops`]: the reconciliation of its kernel events with those
 //!   counters into DUT-side places, tester-side places and what is left
-//!   unexplained.
+//!   unexplained;
+//! - [`both`]: the same for traffic both ways, per direction and in total.
 
+pub mod both;
 pub mod drops;
 mod error;
 pub mod monitor;

@@ -12,6 +12,7 @@ use pktlab_remote::endpoint::BenchIo;
 use pktlab_trial::target::Target;
 use pktlab_trial::traffic::Traffic;
 use pktlab_trial::trial::{Shape, TrialSettings, Trials};
+use serde_json::{json, Value};
 use std::time::Duration;
 
 fn builtin_target(lab: &Lab) -> Target {
@@ -96,4 +97,261 @@ fn a_one_way_trial_from_r0_reaches_g0_through_the_dut() {
             ("rcv", "g0")
         ]
     );
+}
+
+/// A campaign both ways at 20 kpps each way for 3 s on `prefix`'s lab, in
+/// configuration `config` (apply, revert).
+fn campaign(dir: &std::path::Path, prefix: &str, config: (&str, &str)) -> std::path::PathBuf {
+    let path = dir.join("both.toml");
+    let text = format!(
+        r#"name = "both"
+[lab]
+prefix = "{prefix}"
+[run]
+iterations = 1
+duration = "3s"
+io = "afpacket"
+[[traffic]]
+name = "inet4"
+rate = "20kpps"
+direction = "both"
+[[config]]
+name = "seq2"
+apply = [{}]
+revert = [{}]
+"#,
+        config.0, config.1
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The run record's result line.
+fn result_line(out_dir: &std::path::Path) -> Value {
+    let text = std::fs::read_to_string(out_dir.join("runs/seq2.inet4.1.jsonl")).unwrap();
+    let v: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(v["type"], "result");
+    v
+}
+
+fn n(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
+/// (sent, received) as a direction's text line says them.
+fn said(stdout: &str, name: &str) -> (u64, u64, String) {
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with(&format!("  {name}: ")))
+        .unwrap_or_else(|| panic!("no {name} line in {stdout}"));
+    let after = |key: &str| -> u64 {
+        let rest = &line[line.find(key).unwrap_or_else(|| panic!("{key} in {line}")) + key.len()..];
+        rest.split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    (after(", sent "), after(", received "), line.to_string())
+}
+
+/// Runs the campaign and checks what every run both ways must show: each
+/// direction within the rate, the text's counts those of the record, and
+/// a total that is the directions' sum. Returns the record's result.
+fn bench_both_ways(lab: &Lab, config: (&str, &str)) -> (Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = campaign(dir.path(), &lab.prefix, config);
+    let out_dir = dir.path().join("out");
+    let r = common::pktlab(&[
+        "bench",
+        "-f",
+        file.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+        "--no-report",
+        "--no-history",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v = result_line(&out_dir);
+    let ways = v["directions"].as_array().expect("two directions");
+    assert_eq!(ways.len(), 2, "{v}");
+    let mut sums = (0, 0, 0, 0.0);
+    for (way, name) in ways.iter().zip(["forward", "reverse"]) {
+        assert_eq!(way["name"], name);
+        let (sent, received) = (n(&way["tx"]["packets"]), n(&way["rx"]["packets"]));
+        let received = received - n(&way["rx"]["foreign"]);
+        // 20 kpps for 3 s: 60 000 at most (a loaded host's generator
+        // falls short, never over); no more received than sent.
+        assert!((20_000..=60_100).contains(&sent), "{name}: {sent}");
+        assert!(received <= sent, "{name}: {received} of {sent}");
+        assert_eq!(n(&way["lost"]), sent - received, "{name}");
+        assert_eq!(n(&way["drops"]["lost"]), sent - received, "{name}");
+        let text = said(&r.stdout, name);
+        assert_eq!((text.0, text.1), (sent, received), "{}", text.2);
+        sums.0 += sent;
+        sums.1 += received;
+        sums.2 += n(&way["lost"]);
+        sums.3 += way["forwarded_pps"].as_f64().unwrap();
+    }
+    let total = said(&r.stdout, "total");
+    assert_eq!((total.0, total.1), (sums.0, sums.1), "{}", total.2);
+    assert_eq!(n(&v["tx"]["packets"]), sums.0);
+    assert_eq!(n(&v["rx"]["packets"]) - n(&v["rx"]["foreign"]), sums.1);
+    assert_eq!((n(&v["lost"]), n(&v["drops"]["lost"])), (sums.2, sums.2));
+    assert_eq!(v["forwarded_pps"].as_f64().unwrap(), sums.3);
+    // The run's line says it went both ways, at the rate each way.
+    assert!(r.stdout.contains(", both ways:\n"), "{}", r.stdout);
+    assert!(r.stdout.contains("at 20.00 Kpps each way"), "{}", r.stdout);
+    (v, r.stdout)
+}
+
+#[test]
+fn a_bench_both_ways_prints_each_direction_and_their_sum() {
+    let _serial = common::one_at_a_time();
+    let lab = Lab::up();
+    let before = lab.refused();
+    let (v, _) = bench_both_ways(&lab, ("\"true\"", "\"true\""));
+    if lab.refused().since(&before).total() == 0 {
+        // Nothing refused on a quiet host: nothing lost either way.
+        assert_eq!(n(&v["lost"]), 0, "{v}");
+    }
+    // Each direction's receiver saw its 2000 streams.
+    for way in v["directions"].as_array().unwrap() {
+        assert_eq!(n(&way["rx"]["streams"]), 2000, "{way}");
+    }
+}
+
+#[test]
+fn a_loss_both_ways_is_placed_in_its_direction() {
+    let _serial = common::one_at_a_time();
+    let lab = Lab::up();
+    let before = lab.refused();
+    // The DUT drops the reverse stream's frame of sequence number 2 in
+    // each of its 2000 streams (sources 198.19.10.x): 2000 frames, none
+    // of the forward stream's.
+    let apply = "\"nft 'add table ip bidirdrops; add chain ip bidirdrops forward_test { type filter hook forward priority 0; }; add rule ip bidirdrops forward_test ip saddr 198.19.10.0/24 udp dport 2000 @th,104,32 2 drop'\"";
+    let (v, stdout) = bench_both_ways(&lab, (apply, "\"nft delete table ip bidirdrops\""));
+    let refused = lab.refused().since(&before).total();
+    let (fwd, rev) = (&v["directions"][0], &v["directions"][1]);
+    let nft = |d: &Value| -> u64 {
+        d["drops"]["places"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["reason"] == "NETFILTER_DROP")
+            .map(|p| {
+                assert_eq!(
+                    (&p["iface"], &p["side"]),
+                    (&json!("d1"), &json!("dut")),
+                    "{p}"
+                );
+                n(&p["frames"])
+            })
+            .sum()
+    };
+    assert_eq!(nft(fwd), 0, "{fwd}");
+    let traced = nft(rev);
+    if refused == 0 {
+        assert_eq!((n(&fwd["lost"]), n(&rev["lost"])), (0, 2000), "{v}");
+        // The tracer sees nearly all of them; what it missed stays
+        // unexplained in the reverse direction.
+        common::assert_traced(traced, 2000, &rev.to_string());
+        assert_eq!(n(&rev["drops"]["unexplained"]), 2000 - traced, "{rev}");
+        let line = said(&stdout, "reverse").2;
+        assert!(
+            line.contains(&format!("DUT nft_do_chain NETFILTER_DROP {traced} (")),
+            "{line}"
+        );
+        let line = said(&stdout, "forward").2;
+        assert!(line.ends_with("lost 0 (0.00%)"), "{line}");
+    } else {
+        // A loaded host's backlogs refused frames too: nft's are still
+        // the reverse stream's, at most its 2000.
+        assert!(traced <= 2000 && n(&rev["lost"]) >= traced, "{v}");
+    }
+    // The total places nft's drops once.
+    assert_eq!(nft(&json!({"drops": v["drops"]})), traced, "{v}");
+}
+
+#[test]
+fn what_traffic_both_ways_cannot_do_yet_is_one_line_and_exit_2() {
+    for (args, says) in [
+        (
+            &["bench", "--bidir", "--io", "xdp", "--prefix", "nolab"][..],
+            "pktlab: --io xdp (or io = \"xdp\") is not supported with traffic both ways yet: use afpacket or afxdp\n",
+        ),
+        (
+            &["rfc2544", "--bidir", "--resume", "/nonexistent"][..],
+            "pktlab: --bidir cannot be used with --resume: the campaign is the one saved in /nonexistent\n",
+        ),
+    ] {
+        let r = common::pktlab(args);
+        assert_eq!((r.code, r.stderr.as_str()), (2, says), "{args:?}");
+    }
+}
+
+#[test]
+fn a_search_both_ways_asks_each_direction_for_its_load() {
+    let _serial = common::one_at_a_time();
+    let lab = Lab::up();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let r = common::pktlab(&[
+        "rfc2544",
+        "--bidir",
+        "--prefix",
+        &lab.prefix,
+        "-o",
+        out.to_str().unwrap(),
+        "--max-rate",
+        "10k",
+        "--duration-sum",
+        "2s",
+        "--width",
+        "2",
+        "--goal",
+        "0",
+        "--no-report",
+        "--no-history",
+    ]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let text = std::fs::read_to_string(out.join("trials.jsonl")).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(!lines.is_empty());
+    for l in &lines {
+        let ways = l["directions"].as_array().expect("each direction");
+        assert_eq!(ways.len(), 2, "{l}");
+        assert_eq!(
+            (&ways[0]["name"], &ways[1]["name"]),
+            (&json!("forward"), &json!("reverse"))
+        );
+        let sum = |key: &str| ways.iter().map(|w| n(&w[key])).sum::<u64>();
+        assert_eq!(
+            (n(&l["tx"]), n(&l["rx"]), n(&l["lost"])),
+            (sum("tx"), sum("rx"), sum("lost")),
+            "{l}"
+        );
+        assert_eq!(n(&l["drops"]["lost"]), sum("lost"), "{l}");
+        // The load is each direction's: at most 10 kpps asked, and the
+        // offered load is half the frames of both over the trial.
+        let intended = l["intended_pps"].as_f64().unwrap();
+        assert!(intended <= 10_000.0, "{l}");
+        let offered = n(&l["tx"]) as f64 / l["duration_s"].as_f64().unwrap() / 2.0;
+        assert!(
+            (l["offered_pps"].as_f64().unwrap() - offered).abs() < 1e-6,
+            "{l}"
+        );
+        for w in ways {
+            assert!(n(&w["rx"]) <= n(&w["tx"]), "{w}");
+            // 10 kpps for at most the 2 s of the search's trials.
+            assert!(n(&w["tx"]) <= 20_100, "{w}");
+        }
+    }
+    // Each trial's line says both directions.
+    assert!(r.stdout.contains(" pps each way: lost "), "{}", r.stdout);
+    assert!(r.stdout.contains("\n    forward: sent "), "{}", r.stdout);
+    assert!(r.stdout.contains("\n    reverse: sent "), "{}", r.stdout);
 }

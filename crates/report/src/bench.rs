@@ -22,10 +22,17 @@ pub fn header(c: &Plan, lab: &str, dir: &str) -> String {
                 Some(p) => rate(p, "pps"),
                 None => "full speed".to_string(),
             };
-            format!(
-                "{} ({} -> {}, {}-byte frames at {speed})",
-                t.name, t.src, t.dst, t.sizes
-            )
+            match &t.reverse {
+                // Each direction at the rate asked for.
+                Some(r) => format!(
+                    "{} ({} -> {} and back {} -> {}, {}-byte frames at {speed} each way)",
+                    t.name, t.src, t.dst, r.src, r.dst, t.sizes
+                ),
+                None => format!(
+                    "{} ({} -> {}, {}-byte frames at {speed})",
+                    t.name, t.src, t.dst, t.sizes
+                ),
+            }
         })
         .collect();
     let configs: Vec<&str> = c.configs.iter().map(|c| c.name.as_str()).collect();
@@ -90,8 +97,9 @@ pub fn run_line(label: &str, t: &RunResult) -> String {
 
 /// The lines said when a run is done: its figures (and the DUT's backlog
 /// drops, where the loss happened), then where its loss went (and what
-/// its one-way latency across hosts is worth).
-pub fn run_done_lines(label: &str, t: &RunResult) -> [String; 2] {
+/// its one-way latency across hosts is worth). A run both ways has a line
+/// per direction and the total's line (their sum), each with its loss.
+pub fn run_done_lines(label: &str, t: &RunResult) -> Vec<String> {
     let mut line = run_line(label, t);
     if let Some(n) = t.dut_backlog_drops.filter(|&n| n > 0) {
         line += &format!(", DUT backlog drops {n}");
@@ -103,7 +111,52 @@ pub fn run_done_lines(label: &str, t: &RunResult) -> [String; 2] {
     if let (Some(l), Some(note)) = (&t.rx.latency_ns, &t.latency_note) {
         drops += &format!("\n  latency: median {:.1} µs, {note}", l.p50 as f64 / 1e3);
     }
-    [line, drops]
+    if t.directions.is_empty() {
+        return vec![line, drops];
+    }
+    let mut lines = vec![line + ", both ways:"];
+    for d in &t.directions {
+        lines.push(direction_line(
+            &d.name,
+            d.forwarded_pps,
+            d.offered_pps,
+            &d.tx,
+            &d.rx,
+            &d.drops,
+        ));
+    }
+    if let Some(total) = &t.drops {
+        lines.push(direction_line(
+            "total",
+            t.forwarded_pps,
+            t.offered_pps,
+            &t.tx,
+            &t.rx,
+            total,
+        ));
+    }
+    lines
+}
+
+/// One direction of a run both ways, or their total: `  forward:
+/// forwarded 20.00 Kpps, offered 20.00 Kpps, sent 60000, received 60000,
+/// lost 0 (0.00%)` and where the loss went.
+pub fn direction_line(
+    name: &str,
+    forwarded_pps: f64,
+    offered_pps: f64,
+    tx: &pktlab_engine::tx::TxSummary,
+    rx: &pktlab_engine::rx::RxSummary,
+    drops: &Drops,
+) -> String {
+    format!(
+        "  {name}: forwarded {}, offered {}, sent {}, received {}, {}",
+        rate(forwarded_pps, "pps"),
+        rate(offered_pps, "pps"),
+        tx.packets,
+        rx.packets - rx.foreign,
+        drops_line(drops, tx.packets)
+    )
 }
 
 /// One JSON line per finished run.

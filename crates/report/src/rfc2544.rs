@@ -116,11 +116,28 @@ pub fn throughput_text(t: &Throughput, link_bps: Option<f64>) -> String {
 /// Where one trial's lost frames went, the line bench prints after a run,
 /// after the trial's number and load:
 /// `  trial 3 at 20,000 pps: lost 2000 (10%): DUT nft_do_chain NETFILTER_DROP 2000 (100%)`.
-pub fn trial_drops_text(n: usize, intended_pps: Option<f64>, sent: u64, drops: &Drops) -> String {
+/// A trial both ways has a line per direction (`directions`: name, sent,
+/// drops) under its total's.
+pub fn trial_drops_text(
+    n: usize,
+    intended_pps: Option<f64>,
+    sent: u64,
+    drops: &Drops,
+    directions: &[(String, u64, Drops)],
+) -> String {
     let load = intended_pps.map_or("as fast as possible".to_string(), |p| {
-        format!("at {} pps", grouped(p))
+        let each = if directions.is_empty() {
+            ""
+        } else {
+            " each way"
+        };
+        format!("at {} pps{each}", grouped(p))
     });
-    format!("  trial {n} {load}: {}", drops_line(drops, sent))
+    let mut text = format!("  trial {n} {load}: {}", drops_line(drops, sent));
+    for (name, sent, d) in directions {
+        text += &format!("\n    {name}: sent {sent}, {}", drops_line(d, *sent));
+    }
+    text
 }
 
 /// A configuration against the baseline for one goal.
@@ -432,8 +449,26 @@ mod tests {
             tester_limited: false,
         };
         assert_eq!(
-            trial_drops_text(3, Some(20_000.0), 20_000, &d),
+            trial_drops_text(3, Some(20_000.0), 20_000, &d, &[]),
             "  trial 3 at 20,000 pps: lost 2000 (10%): DUT nft_do_chain NETFILTER_DROP 2000 (100%)"
+        );
+        // The same loss both ways, all of it the reverse stream's: 20000
+        // sent each way, 40000 in all (5 %).
+        let none = Drops {
+            lost: 0,
+            dut: 0,
+            places: vec![],
+            ..d.clone()
+        };
+        let both = [
+            ("forward".to_string(), 20_000, none),
+            ("reverse".to_string(), 20_000, d.clone()),
+        ];
+        assert_eq!(
+            trial_drops_text(3, Some(20_000.0), 40_000, &d, &both),
+            "  trial 3 at 20,000 pps each way: lost 2000 (5.0%): DUT nft_do_chain NETFILTER_DROP 2000 (100%)\n    \
+             forward: sent 20000, lost 0 (0.00%)\n    \
+             reverse: sent 20000, lost 2000 (10%): DUT nft_do_chain NETFILTER_DROP 2000 (100%)"
         );
         // 100 lost of 40000 (0.25 %): 60 the receiver's ring (a tester
         // place), 40 unexplained (40 %, more than 1 %).
@@ -453,7 +488,7 @@ mod tests {
             tester_limited: true,
         };
         assert_eq!(
-            trial_drops_text(1, None, 40_000, &d),
+            trial_drops_text(1, None, 40_000, &d, &[]),
             "  trial 1 as fast as possible: lost 100 (0.25%): tester r0 ring_drops 60 (60%), \
              unexplained 40 (40%), more than 1% of the loss unexplained; \
              tester-limited: most of the loss is the tester's, not the DUT's"

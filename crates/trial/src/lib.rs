@@ -12,9 +12,12 @@
 //! - [`traffic`]: a traffic profile;
 //! - `reverse`: [`target::Target::reversed`], the lab sent through from the
 //!   receiver's side;
-//! - [`trial`]: one trial and what it measured;
+//! - [`trial`]: one trial and what it measured; [`ends`]: its ends at
+//!   work; [`direction`]: each direction of traffic both ways;
 //! - [`samples`], [`late`]: a run's value, and frames that came late.
 
+pub mod direction;
+pub mod ends;
 mod error;
 pub mod late;
 mod reverse;

@@ -5,6 +5,7 @@
 //! from the outside port alone.
 
 use pktlab_lab::ports::InterfaceLab;
+use pktlab_loss::both::mirror_role;
 use pktlab_loss::monitor::Watched;
 use pktlab_remote::worker::protocol::RolePort;
 
@@ -116,19 +117,6 @@ fn swapped_lab(lab: &InterfaceLab, dut_out_mac: [u8; 6]) -> InterfaceLab {
         dut: lab.dut.clone(),
         dut_ifaces,
     }
-}
-
-/// A port's role seen from the other end: `gen` <-> `rcv`, `dut_in` <->
-/// `dut_out`; other roles (`dut3`, `gen2`) keep their names.
-fn mirror_role(role: &str) -> String {
-    match role {
-        "gen" => "rcv",
-        "rcv" => "gen",
-        "dut_in" => "dut_out",
-        "dut_out" => "dut_in",
-        other => other,
-    }
-    .to_string()
 }
 
 #[cfg(test)]
@@ -297,18 +285,5 @@ mod tests {
         let err = t.reversed().unwrap_err();
         assert!(err.is_usage(), "{err}");
         assert!(err.to_string().contains("several generators"), "{err}");
-    }
-
-    #[test]
-    fn roles_mirror_and_come_back() {
-        for (a, b) in [
-            ("gen", "rcv"),
-            ("dut_in", "dut_out"),
-            ("dut3", "dut3"),
-            ("gen2", "gen2"),
-        ] {
-            assert_eq!(mirror_role(a), b);
-            assert_eq!(mirror_role(b), a);
-        }
     }
 }

@@ -20,6 +20,17 @@ pub struct Traffic {
     pub rate_pps: Option<f64>,
     /// Generator threads.
     pub threads: usize,
+    /// Sent both ways: the reverse stream's ranges, from the receiver's
+    /// port to the generator's (None: one way).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse: Option<ReverseRanges>,
+}
+
+/// The ranges of a traffic's reverse stream.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ReverseRanges {
+    pub src: String,
+    pub dst: String,
 }
 
 impl Traffic {
@@ -33,6 +44,7 @@ impl Traffic {
             sizes: "64".into(),
             rate_pps: None,
             threads: 1,
+            reverse: None,
         }
     }
 
@@ -46,19 +58,45 @@ impl Traffic {
             sizes: pktlab_wire::frame::min_frame_size(Family::Inet6, false).to_string(),
             rate_pps: None,
             threads: 1,
+            reverse: None,
         }
     }
 
-    /// The same traffic sent back from the receiver's side: its source
-    /// range is this one's destination range and its destination range
-    /// this one's source range (the name gets `-reverse`).
+    /// The same traffic sent back from the receiver's side, one way: its
+    /// source range is this one's destination range and its destination
+    /// range this one's source range (the name gets `-reverse`).
     pub fn reversed(&self) -> Traffic {
         Traffic {
             name: format!("{}-reverse", self.name),
             src: self.dst.clone(),
             dst: self.src.clone(),
+            reverse: None,
             ..self.clone()
         }
+    }
+
+    /// This traffic sent both ways, its reverse stream on the mirrored
+    /// ranges ([`Traffic::reversed`]).
+    pub fn both_ways(&self) -> Traffic {
+        Traffic {
+            reverse: Some(ReverseRanges {
+                src: self.dst.clone(),
+                dst: self.src.clone(),
+            }),
+            ..self.clone()
+        }
+    }
+
+    /// The reverse stream of a traffic sent both ways, as a one-way
+    /// traffic from the receiver's port (None: one way only).
+    pub fn reverse_stream(&self) -> Option<Traffic> {
+        self.reverse.as_ref().map(|r| Traffic {
+            name: format!("{}-reverse", self.name),
+            src: r.src.clone(),
+            dst: r.dst.clone(),
+            reverse: None,
+            ..self.clone()
+        })
     }
 
     /// The frames for this traffic between two MACs.
@@ -109,5 +147,28 @@ mod tests {
             .frame_spec([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
             .unwrap();
         assert_eq!(spec.flows.count(), 2000);
+        assert_eq!(back.reverse, None);
+    }
+
+    #[test]
+    fn a_traffic_both_ways_has_a_reverse_stream() {
+        assert_eq!(Traffic::inet6().reverse_stream(), None);
+        let both = Traffic::inet6().both_ways();
+        let back = both.reverse_stream().unwrap();
+        assert_eq!(back.src, "[2001:2:0:8000::1]:2000-[2001:2:0:8000::64]:2000");
+        assert_eq!(back.dst, "[2001:2::1]:2000-[2001:2::14]:2000");
+        assert_eq!(
+            (back.name.as_str(), back.reverse.as_ref()),
+            ("inet6-reverse", None)
+        );
+        // Recorded with its ranges; a one-way traffic's record has none.
+        let text = serde_json::to_string(&both).unwrap();
+        assert!(
+            text.contains(r#""reverse":{"src":"[2001:2:0:8000::1]"#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<Traffic>(&text).unwrap(), both);
+        let one = serde_json::to_string(&Traffic::inet6()).unwrap();
+        assert!(!one.contains("reverse"), "{one}");
     }
 }

@@ -2,39 +2,35 @@
 //! Both ends run where their [`Endpoint`] says, with the campaign's I/O
 //! backend.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pktlab_engine::gen::GenConfig;
 use pktlab_engine::recv::RecvConfig;
-use pktlab_engine::rx::{RxEvent, RxPlan, RxSummary};
-use pktlab_engine::stop::OnPanic;
-use pktlab_engine::tx::{TxEvent, TxPlan, TxSummary};
+use pktlab_engine::rx::{RxPlan, RxSummary};
+use pktlab_engine::tx::{TxPlan, TxSummary};
 use pktlab_engine::StopSignal;
 use pktlab_io::xdprecv::{XdpRecvConfig, MAX_STREAMS};
 use pktlab_lab::softnet::{self, SoftnetCpu};
 
+use crate::direction::{sum_rx, sum_samples, sum_tx, Direction, DIRECTIONS};
+use crate::ends::{self, End, EndRan, Ran};
 use crate::late;
 use crate::samples::{run_value, steady};
 use crate::target::Target;
 use crate::traffic::Traffic;
 use crate::TrialError;
-use pktlab_loss::drops::{self, Drops};
+use pktlab_loss::both::BothCounters;
+use pktlab_loss::drops::{self, Drops, LabView};
 use pktlab_loss::monitor::{self, IfaceCounters, IfaceEthtool, IfaceQdisc, Second};
 use pktlab_loss::tracer::{Tracer, Window};
 use pktlab_remote::endpoint::{BenchIo, Endpoint, Local};
 use pktlab_remote::ssh::observe;
 
-/// How long the receiver keeps counting after the generator stopped, for
-/// frames still in the DUT's queues.
-pub const DRAIN: Duration = Duration::from_millis(500);
+pub use crate::ends::{TrialEvent, DRAIN};
 /// A trial whose generator offered less than the rate asked for by more
 /// than this fraction (0.5 %) is generator-limited: it measured the
 /// generator, not the DUT.
 pub const GENERATOR_TOLERANCE: f64 = 0.005;
-/// How long a receiver may take to open its ports.
-const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How to run and value a trial.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -135,28 +131,10 @@ pub struct TrialResult {
     /// Absent when both ends share one clock: the latency is exact.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_note: Option<String>,
-}
-
-/// Progress of a trial, for a live display.
-#[derive(Clone, Debug)]
-pub enum TrialEvent {
-    /// The receiver is ready and the generator starts.
-    Started,
-    /// A generator interval: frames per second offered.
-    Offered(f64),
-    /// A receiver interval: test frames per second forwarded.
-    Forwarded(f64),
-    /// Something the receiver says the user must know (one line), such as
-    /// frames it saw but could not check.
-    Warning(String),
-    /// The trial is over: where its lost frames went, for a line per trial.
-    Finished {
-        /// The rate asked for (None: as fast as the generator can).
-        intended_pps: Option<f64>,
-        /// Frames the generator sent.
-        sent: u64,
-        drops: Drops,
-    },
+    /// Traffic both ways: each direction's figures (forward, reverse);
+    /// the fields above are their total. Empty for traffic one way.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub directions: Vec<Direction>,
 }
 
 /// What the trials of a run share: the lab, where each end runs, the I/O
@@ -232,10 +210,21 @@ fn one_trial(
     shape: Shape,
     on_event: &mut dyn FnMut(TrialEvent),
 ) -> Result<TrialResult, TrialError> {
-    let (lab, settings) = (trials.lab, trials.settings);
-    let (gen, recv) = end_configs(trials, traffic, rate_pps, shape)?;
-    warm_up(trials, &gen, shape)?;
-    let watched = lab.loss_view().namespaces.watch_list();
+    let lab = trials.lab;
+    let back = reverse_of(lab, traffic)?;
+    let mut configs = vec![end_configs(trials, lab, traffic, rate_pps, shape)?];
+    if let Some((target, stream)) = &back {
+        configs.push(end_configs(trials, target, stream, rate_pps, shape)?);
+    }
+    for (gen, _) in &configs {
+        warm_up(trials, gen, shape)?;
+    }
+    let mut watched = lab.loss_view().namespaces.watch_list();
+    if let Some((target, _)) = &back {
+        watched.extend(target.loss_view().namespaces.watch_list());
+        watched.sort_unstable();
+        watched.dedup();
+    }
     let queues = dut_ports_here(lab);
     let (window, note) = trials
         .tracer
@@ -244,65 +233,204 @@ fn one_trial(
         on_event(TrialEvent::Warning(note.into()));
     }
     let before = Before::read(lab)?;
-    let mut ran = run_ends(trials, &gen, &recv, shape, on_event)?;
-    let counted = count_losses(lab, before, window, &mut ran, on_event)?;
-    let (tx, rx) = (&ran.tx, &ran.rx);
-    let (head, tail) = (settings.trim_head, settings.trim_tail);
-    let forwarded_pps = run_value(&ran.rx_samples, head, tail).ok_or_else(|| {
+    // The reverse stream's generator runs where the forward receiver does.
+    let ends: Vec<End<'_>> = configs
+        .iter()
+        .enumerate()
+        .map(|(i, (gen_cfg, recv_cfg))| End {
+            gen: if i == 0 { trials.gen } else { trials.rcv },
+            rcv: if i == 0 { trials.rcv } else { trials.gen },
+            gen_cfg,
+            recv_cfg,
+        })
+        .collect();
+    let late_window = shape.late_window.unwrap_or_default();
+    let mut ran = ends::run_ends(
+        lab,
+        &ends,
+        trials.stop,
+        trials.tracer.mode(),
+        trials.settings.interval,
+        late_window,
+        on_event,
+    )?;
+    let reverse_view = back.as_ref().map(|(t, _)| t.loss_view());
+    let counted = count_losses(
+        lab,
+        reverse_view.as_ref(),
+        before,
+        window,
+        &mut ran,
+        on_event,
+    )?;
+    let figures = ran
+        .ends
+        .iter()
+        .map(|end| figures_of(trials, end, shape, ran.drain_end))
+        .collect::<Result<Vec<Figures>, TrialError>>()?;
+    let result = TrialResult::of(rate_pps, ran, figures, counted, lab);
+    on_event(TrialEvent::Finished {
+        intended_pps: rate_pps,
+        sent: result.tx.packets,
+        drops: result.drops.clone(),
+        directions: result
+            .directions
+            .iter()
+            .map(|d| (d.name.clone(), d.tx.packets, d.drops.clone()))
+            .collect(),
+    });
+    Ok(result)
+}
+
+/// The reverse stream of a traffic both ways and the lab it runs on (the
+/// same lab from the receiver's side); None for traffic one way.
+fn reverse_of(lab: &Target, traffic: &Traffic) -> Result<Option<(Target, Traffic)>, TrialError> {
+    let Some(stream) = traffic.reverse_stream() else {
+        return Ok(None);
+    };
+    if lab.gen_remote.is_some() || lab.rcv_remote.is_some() || lab.generators.is_some() {
+        return Err(TrialError::Usage(format!(
+            "traffic profile '{}': traffic both ways is not supported over ssh yet",
+            traffic.name
+        )));
+    }
+    Ok(Some((lab.reversed()?, stream)))
+}
+
+/// One direction's figures, from its own ends.
+struct Figures {
+    forwarded_pps: f64,
+    offered_pps: f64,
+    lost: u64,
+    late: Option<u64>,
+    latency_note: Option<String>,
+}
+
+fn figures_of(
+    trials: &Trials<'_>,
+    end: &EndRan,
+    shape: Shape,
+    drain_end: Duration,
+) -> Result<Figures, TrialError> {
+    let (head, tail) = (trials.settings.trim_head, trials.settings.trim_tail);
+    let forwarded_pps = run_value(&end.rx_samples, head, tail).ok_or_else(|| {
         TrialError::Failed(format!(
             "no per-second sample left after leaving out the first {head} and the last {tail}: \
              the run forwarded nothing or is too short (use a longer --duration)"
         ))
     })?;
-    let offered_pps = pktlab_stats::median(steady(&ran.tx_samples, head, tail)).unwrap_or(tx.pps);
-    let received = rx.packets - rx.foreign;
+    let offered_pps =
+        pktlab_stats::median(steady(&end.tx_samples, head, tail)).unwrap_or(end.tx.pps);
+    let received = end.rx.packets - end.rx.foreign;
     let late = shape
         .late_window
-        .and_then(|_| late::late(&ran.rx_counts, ran.drain_end.as_secs_f64(), received));
-    let lost = tx.packets.saturating_sub(received - late.unwrap_or(0));
-    let latency_note = rx
+        .and_then(|_| late::late(&end.rx_counts, drain_end.as_secs_f64(), received));
+    let lost = end.tx.packets.saturating_sub(received - late.unwrap_or(0));
+    let latency_note = end
+        .rx
         .latency_ns
         .as_ref()
-        .and_then(|l| lab.run_latency_note(l.min));
-    on_event(TrialEvent::Finished {
-        intended_pps: rate_pps,
-        sent: tx.packets,
-        drops: counted.drops.clone(),
-    });
-    Ok(TrialResult {
-        intended_pps: rate_pps,
+        .and_then(|l| trials.lab.run_latency_note(l.min));
+    Ok(Figures {
         forwarded_pps,
         offered_pps,
         lost,
         late,
-        loss_ratio: if tx.packets > 0 {
-            lost as f64 / tx.packets as f64
-        } else {
-            0.0
-        },
-        rx_samples: ran.rx_samples,
-        tx_samples: ran.tx_samples,
-        tx: ran.tx,
-        rx: ran.rx,
-        lab_counters: counted.lab_counters,
-        qdiscs: counted.qdiscs,
-        ethtool_drops: counted.ethtool_drops,
-        softnet: counted.softnet,
-        dut_backlog_drops: counted.dut_backlog_drops,
-        seconds: ran.seconds,
-        drops: counted.drops,
         latency_note,
     })
+}
+
+fn ratio(lost: u64, sent: u64) -> f64 {
+    if sent > 0 {
+        lost as f64 / sent as f64
+    } else {
+        0.0
+    }
+}
+
+impl TrialResult {
+    /// The result of a trial's ends: one direction's figures, or both
+    /// directions' and their total (rates, counts and samples added up).
+    fn of(
+        intended_pps: Option<f64>,
+        ran: Ran,
+        figures: Vec<Figures>,
+        counted: Counted,
+        lab: &Target,
+    ) -> TrialResult {
+        let Ran { ends, seconds, .. } = ran;
+        let mut directions: Vec<Direction> = ends
+            .into_iter()
+            .zip(&figures)
+            .zip(counted.drops.iter().cloned())
+            .zip(DIRECTIONS)
+            .map(|(((end, f), drops), name)| Direction {
+                name: name.into(),
+                forwarded_pps: f.forwarded_pps,
+                offered_pps: f.offered_pps,
+                lost: f.lost,
+                late: f.late,
+                loss_ratio: ratio(f.lost, end.tx.packets),
+                rx_samples: end.rx_samples,
+                tx_samples: end.tx_samples,
+                tx: end.tx,
+                rx: end.rx,
+                drops,
+            })
+            .collect();
+        let total = |f: fn(&Figures) -> f64| figures.iter().map(f).sum::<f64>();
+        let lost: u64 = figures.iter().map(|f| f.lost).sum();
+        let late = figures.iter().filter_map(|f| f.late).reduce(|a, b| a + b);
+        let one_way = directions.len() == 1;
+        let (tx, rx, rx_samples, tx_samples) = if one_way {
+            let d = directions.pop().expect("one direction");
+            (d.tx, d.rx, d.rx_samples, d.tx_samples)
+        } else {
+            let (a, b) = (&directions[0], &directions[1]);
+            (
+                sum_tx(&[&a.tx, &b.tx]),
+                sum_rx(&[&a.rx, &b.rx]),
+                sum_samples(&a.rx_samples, &b.rx_samples),
+                sum_samples(&a.tx_samples, &b.tx_samples),
+            )
+        };
+        let latency_note = match &rx.latency_ns {
+            Some(l) if !one_way => lab.run_latency_note(l.min),
+            _ => figures[0].latency_note.clone(),
+        };
+        TrialResult {
+            intended_pps,
+            forwarded_pps: total(|f| f.forwarded_pps),
+            offered_pps: total(|f| f.offered_pps),
+            lost,
+            late,
+            loss_ratio: ratio(lost, tx.packets),
+            rx_samples,
+            tx_samples,
+            tx,
+            rx,
+            lab_counters: counted.lab_counters,
+            qdiscs: counted.qdiscs,
+            ethtool_drops: counted.ethtool_drops,
+            softnet: counted.softnet,
+            dut_backlog_drops: counted.dut_backlog_drops,
+            seconds,
+            drops: counted.total,
+            latency_note,
+            directions,
+        }
+    }
 }
 
 /// The generator's and the receiver's settings for one trial.
 fn end_configs(
     trials: &Trials<'_>,
+    lab: &Target,
     traffic: &Traffic,
     rate_pps: Option<f64>,
     shape: Shape,
 ) -> Result<(GenConfig, RecvConfig), TrialError> {
-    let (lab, settings) = (trials.lab, trials.settings);
+    let settings = trials.settings;
     let frames = traffic.frame_spec(lab.src_mac, lab.dst_mac)?;
     let gen = GenConfig {
         io: trials.io.gen(),
@@ -377,151 +505,6 @@ impl Before {
     }
 }
 
-/// What the trial's two ends and the samplers saw.
-struct Ran {
-    tx: TxSummary,
-    tx_samples: Vec<f64>,
-    rx: RxSummary,
-    rx_samples: Vec<f64>,
-    /// (seconds since the receiver started, test frames) per interval.
-    rx_counts: Vec<(f64, u64)>,
-    /// When the drain ended, since the receiver started.
-    drain_end: Duration,
-    seconds: Vec<Second>,
-    /// The other hosts' counters and drops.
-    observed: Vec<observe::Observed>,
-}
-
-/// The receiver's events of one trial turned into samples and trial
-/// events.
-struct RxSide<'a> {
-    events: mpsc::Receiver<RxEvent>,
-    samples: Vec<f64>,
-    counts: Vec<(f64, u64)>,
-    on_event: &'a mut dyn FnMut(TrialEvent),
-}
-
-impl RxSide<'_> {
-    /// Waits until the receiver counts; false when it did not start.
-    fn wait_ready(&mut self) -> bool {
-        loop {
-            match self.events.recv_timeout(READY_TIMEOUT) {
-                Ok(RxEvent::Ready { .. }) => return true,
-                Ok(RxEvent::Warning(w)) => (self.on_event)(TrialEvent::Warning(w)),
-                Ok(RxEvent::Interval(_) | RxEvent::Note(_)) => continue,
-                Err(_) => return false,
-            }
-        }
-    }
-
-    /// Takes the receiver's events so far.
-    fn drain(&mut self) {
-        while let Ok(e) = self.events.try_recv() {
-            match e {
-                RxEvent::Interval(iv) => {
-                    let test = iv.packets - iv.foreign;
-                    let pps = test as f64 / iv.seconds;
-                    self.samples.push(pps);
-                    self.counts.push((iv.elapsed, test));
-                    (self.on_event)(TrialEvent::Forwarded(pps));
-                }
-                RxEvent::Warning(w) => (self.on_event)(TrialEvent::Warning(w)),
-                // Said once by `recv`, not by every trial.
-                RxEvent::Ready { .. } | RxEvent::Note(_) => {}
-            }
-        }
-    }
-}
-
-/// Receiver up, the other hosts and this host's sampler counting, the
-/// generator for the trial, the drain, and everything down again.
-fn run_ends(
-    trials: &Trials<'_>,
-    gen: &GenConfig,
-    recv: &RecvConfig,
-    shape: Shape,
-    on_event: &mut dyn FnMut(TrialEvent),
-) -> Result<Ran, TrialError> {
-    let (lab, settings) = (trials.lab, trials.settings);
-    let rx_stop = StopSignal::new();
-    let monitor_stop = AtomicBool::new(false);
-    let (tx_events, rx_events) = mpsc::channel::<RxEvent>();
-    let mut side = RxSide {
-        events: rx_events,
-        samples: Vec::new(),
-        counts: Vec::new(),
-        on_event,
-    };
-    std::thread::scope(|scope| {
-        // A panic on this thread stops the receiver and the sampler: the
-        // scope waits for them before the panic goes on, for ever if
-        // nothing told them to stop.
-        let _stop_on_panic = OnPanic(|| {
-            rx_stop.stop();
-            monitor_stop.store(true, Ordering::Relaxed);
-        });
-        let receiver = scope.spawn(|| {
-            trials.rcv.receive(recv, &rx_stop, &mut move |e| {
-                let _ = tx_events.send(e);
-            })
-        });
-        // The generator starts only once the receiver counts.
-        if !side.wait_ready() {
-            rx_stop.stop();
-            return Err(match receiver.join() {
-                Ok(Err(e)) => e.into(),
-                _ => TrialError::Failed("the receiver did not start".into()),
-            });
-        }
-        let rx_start = Instant::now();
-        // The other hosts count from here, before the first frame.
-        let observing =
-            match observe::start(&lab.observers, settings.interval, trials.tracer.mode()) {
-                Ok(o) => o,
-                Err(e) => {
-                    rx_stop.stop();
-                    let _ = receiver.join();
-                    return Err(e.into());
-                }
-            };
-        let sampler =
-            scope.spawn(|| monitor::sample_until(lab.sampled(), settings.interval, &monitor_stop));
-        (side.on_event)(TrialEvent::Started);
-        let mut tx_samples = Vec::new();
-        let tx = trials.gen.generate(gen, trials.stop, &mut |e| {
-            if let TxEvent::Interval(iv) = e {
-                tx_samples.push(iv.pps);
-                (side.on_event)(TrialEvent::Offered(iv.pps));
-                side.drain();
-            }
-        });
-        let drain_end = rx_start.elapsed() + DRAIN;
-        if tx.is_ok() {
-            std::thread::sleep(DRAIN + shape.late_window.unwrap_or_default());
-        }
-        rx_stop.stop();
-        monitor_stop.store(true, Ordering::Relaxed);
-        let rx = receiver
-            .join()
-            .map_err(|_| TrialError::Failed("the receiver thread panicked".into()))?;
-        let seconds = sampler
-            .join()
-            .map_err(|_| TrialError::Failed("the sampling thread panicked".into()))?;
-        let observed = observing.finish();
-        side.drain();
-        Ok(Ran {
-            tx: tx?,
-            tx_samples,
-            rx: rx?,
-            rx_samples: std::mem::take(&mut side.samples),
-            rx_counts: std::mem::take(&mut side.counts),
-            drain_end,
-            seconds: seconds?,
-            observed: observed?,
-        })
-    })
-}
-
 /// The DUT's ports in namespaces of this host (namespace, interface):
 /// where an XDP program may steer frames into CPU queues.
 fn dut_ports_here(lab: &Target) -> Vec<(String, String)> {
@@ -540,13 +523,18 @@ struct Counted {
     ethtool_drops: Vec<IfaceEthtool>,
     softnet: Vec<SoftnetCpu>,
     dut_backlog_drops: Option<u64>,
-    drops: Drops,
+    /// Each direction's loss (one for traffic one way).
+    drops: Vec<Drops>,
+    /// The trial's loss: the one direction's, or both directions' total.
+    total: Drops,
 }
 
 /// Reads the counters again, merges the other hosts' into `ran`'s
-/// seconds, and places the trial's loss.
+/// seconds, and places the trial's loss: per direction when the traffic
+/// went both ways (`reverse`: the lab as its reverse stream sees it).
 fn count_losses(
     lab: &Target,
+    reverse: Option<&LabView>,
     before: Before,
     window: Window<'_>,
     ran: &mut Ran,
@@ -572,21 +560,46 @@ fn count_losses(
         on_event(TrialEvent::Warning(drops::missed_line(t.missed)));
     }
     let kernel = drops::all_hosts(here, remote);
-    let mut drops = drops::reconcile_with_xdp(
-        &lab.loss_view(),
-        kernel.places.as_deref(),
-        xdp.as_deref().unwrap_or_default(),
-        &drops::Counters {
-            tx: &ran.tx,
-            rx: &ran.rx,
-            ifaces: &lab_counters,
-            qdiscs: &qdiscs,
-            ethtool: &ethtool_drops,
-            softnet: &softnet,
-        },
-    );
-    drops.tracer_missed = kernel.missed;
-    drops.traced = kernel.traced;
+    let xdp = xdp.as_deref().unwrap_or_default();
+    let forward = lab.loss_view();
+    let (mut drops, mut total) = match (reverse, &ran.ends[..]) {
+        (Some(reverse), [f, r]) => {
+            let both = pktlab_loss::both::reconcile_both(
+                [&forward, reverse],
+                kernel.places.as_deref(),
+                xdp,
+                &BothCounters {
+                    ends: [(&f.tx, &f.rx), (&r.tx, &r.rx)],
+                    ifaces: &lab_counters,
+                    qdiscs: &qdiscs,
+                    ethtool: &ethtool_drops,
+                    softnet: &softnet,
+                },
+            );
+            (vec![both.forward, both.reverse], both.total)
+        }
+        _ => {
+            let end = &ran.ends[0];
+            let d = drops::reconcile_with_xdp(
+                &forward,
+                kernel.places.as_deref(),
+                xdp,
+                &drops::Counters {
+                    tx: &end.tx,
+                    rx: &end.rx,
+                    ifaces: &lab_counters,
+                    qdiscs: &qdiscs,
+                    ethtool: &ethtool_drops,
+                    softnet: &softnet,
+                },
+            );
+            (vec![d.clone()], d)
+        }
+    };
+    for d in drops.iter_mut().chain([&mut total]) {
+        d.tracer_missed = kernel.missed;
+        d.traced = kernel.traced;
+    }
     let dut_backlog_drops = lab
         .cpus
         .as_ref()
@@ -598,6 +611,7 @@ fn count_losses(
         softnet,
         dut_backlog_drops,
         drops,
+        total,
     })
 }
 
@@ -608,8 +622,10 @@ mod tests {
 
     use std::sync::Mutex;
 
-    use pktlab_engine::rx::{RxInterval, RxPlan};
-    use pktlab_engine::tx::{TxInterval, TxPlan};
+    use std::time::Instant;
+
+    use pktlab_engine::rx::{RxEvent, RxInterval, RxPlan};
+    use pktlab_engine::tx::{TxEvent, TxInterval, TxPlan};
     use pktlab_lab::dut::{Dut, DutRunner};
     use pktlab_lab::ports::{InterfaceLab, Port};
     use pktlab_lab::{CpuMode, CpuPlan};
@@ -854,6 +870,7 @@ mod tests {
                     intended_pps,
                     sent,
                     drops,
+                    ..
                 } => {
                     events.push("Finished".into());
                     finished = Some((intended_pps, sent, drops));

@@ -251,6 +251,7 @@ fn run_file(h: RunHeader, fwd: f64, off: f64) -> String {
         latency_note: None,
         requested_pps: None,
         finished_at: Some(1_700_000_100),
+        directions: Vec::new(),
     };
     Run {
         header: h,
@@ -338,6 +339,7 @@ fn search_trials(settings: &MlrSettings, config: &str, ndr: f64, t0: u64) -> Vec
             latency_ns: None,
             drops: None,
             latency_note: None,
+            directions: Vec::new(),
         };
         lines.push(run.add(line).unwrap().clone());
     }

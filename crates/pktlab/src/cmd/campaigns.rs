@@ -97,6 +97,9 @@ pub struct CampaignArgs {
         conflicts_with = "campaign"
     )]
     pub rate: Option<String>,
+    /// Traffic both ways: each port sends (at -R each) and receives
+    #[arg(long = "bidir")]
+    pub bidir: bool,
     /// Link speed, for -R N% and the sweep table's line rate
     #[arg(long = "link-speed", value_name = "SPEED")]
     pub link_speed: Option<String>,
@@ -181,6 +184,7 @@ impl CampaignArgs {
             io: self.io.clone(),
             drop_trace: self.drop_trace.clone(),
             sweep: self.sweep.clone(),
+            bidir: self.bidir,
             command_line: format!("pktlab {command} {}", args.join(" ")),
         }
     }

@@ -191,11 +191,13 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
                 intended_pps,
                 sent,
                 drops,
+                directions,
             }) if show.text() => show.println(out::trial_drops_text(
                 trials_seen,
                 intended_pps,
                 sent,
                 &drops,
+                &directions,
             )),
             Event::RunDone { result, .. } => {
                 for t in &result.throughput {

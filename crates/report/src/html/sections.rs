@@ -417,6 +417,39 @@ fn kept(run: &Run, n: usize) -> (usize, usize) {
     (s.trim_head + 1, n.saturating_sub(s.trim_tail))
 }
 
+/// A run's lines over time: forwarded, offered and their difference,
+/// and each direction's forwarded rate of a run both ways.
+fn run_series(run: &Run, missing: &[f64]) -> Vec<Series> {
+    let at = |v: &[f64]| -> Vec<(f64, f64)> {
+        v.iter()
+            .enumerate()
+            .map(|(i, &x)| ((i + 1) as f64, x))
+            .collect()
+    };
+    let r = &run.result;
+    let mut series = vec![
+        Series {
+            name: "forwarded".into(),
+            points: at(&r.rx_samples),
+        },
+        Series {
+            name: "offered".into(),
+            points: at(&r.tx_samples),
+        },
+        Series {
+            name: "not forwarded".into(),
+            points: at(missing),
+        },
+    ];
+    for d in &r.directions {
+        series.push(Series {
+            name: format!("forwarded {}", d.name),
+            points: at(&d.rx_samples),
+        });
+    }
+    series
+}
+
 pub fn runs_over_time(f: &Folder) -> String {
     let Some(summary) = f.summary() else {
         return String::new();
@@ -447,12 +480,6 @@ pub fn runs_over_time(f: &Folder) -> String {
             if last < n {
                 shaded.push((last as f64 + 0.5, n as f64 + 0.5));
             }
-            let at = |v: &[f64]| -> Vec<(f64, f64)> {
-                v.iter()
-                    .enumerate()
-                    .map(|(i, &x)| ((i + 1) as f64, x))
-                    .collect()
-            };
             let missing: Vec<f64> = (0..n)
                 .map(|i| {
                     (tx.get(i).copied().unwrap_or(0.0) - rx.get(i).copied().unwrap_or(0.0)).max(0.0)
@@ -466,20 +493,7 @@ pub fn runs_over_time(f: &Folder) -> String {
                 title: title.clone(),
                 x_desc: "second".into(),
                 y_desc: "packets per second".into(),
-                series: vec![
-                    Series {
-                        name: "forwarded".into(),
-                        points: at(rx),
-                    },
-                    Series {
-                        name: "offered".into(),
-                        points: at(tx),
-                    },
-                    Series {
-                        name: "not forwarded".into(),
-                        points: at(&missing),
-                    },
-                ],
+                series: run_series(run, &missing),
                 shaded,
                 dashed: vec![1],
                 width: 460,

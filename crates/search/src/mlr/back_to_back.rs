@@ -21,12 +21,24 @@ pub fn max_frames(max_pps: f64, trial_s: f64) -> u64 {
 
 /// A burst trial's line: its rate is the burst's own (frames over the time
 /// it took to send them), not the trial's.
-pub fn line(base: TrialLine, frames: u64, repetition: usize, tx: &TxSummary) -> TrialLine {
-    let offered = if tx.pps.is_finite() { tx.pps } else { 0.0 };
+/// Both ways (`ways` 2), each direction sent a burst of `frames` and
+/// `tx` is both generators' total.
+pub fn line(
+    base: TrialLine,
+    frames: u64,
+    repetition: usize,
+    tx: &TxSummary,
+    ways: u64,
+) -> TrialLine {
+    let offered = if tx.pps.is_finite() {
+        tx.pps / ways as f64
+    } else {
+        0.0
+    };
     TrialLine {
         duration_s: tx.seconds,
         offered_pps: offered,
-        generator_limited: tx.packets < frames
+        generator_limited: tx.packets < frames * ways
             || offered < base.max_pps * (1.0 - GENERATOR_TOLERANCE),
         burst: Some(frames),
         repetition: Some(repetition),
@@ -305,6 +317,7 @@ mod tests {
             latency_ns: None,
             drops: None,
             latency_note: None,
+            directions: Vec::new(),
         }
     }
 

@@ -260,6 +260,7 @@ mod tests {
             latency_ns: None,
             drops: None,
             latency_note: None,
+            directions: Vec::new(),
         }
     }
 

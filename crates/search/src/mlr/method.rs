@@ -17,7 +17,7 @@ use pktlab_trial::trial::{
 
 use super::back_to_back;
 use super::latency::{self, HistogramLine};
-use super::record::{self, TrialLine};
+use super::record::{self, DirectionLine, TrialLine};
 use super::results::Searches;
 use super::settings::MlrSettings;
 use super::steps::{Request, SearchRun, Step};
@@ -118,7 +118,8 @@ impl Mlr {
                 ..base(req.secs)
             },
             Step::Burst { frames, repetition } => {
-                back_to_back::line(base(1.0), frames, repetition, &r.tx)
+                let ways = r.directions.len().max(1) as u64;
+                back_to_back::line(base(1.0), frames, repetition, &r.tx, ways)
             }
             _ => base(req.secs),
         }
@@ -166,7 +167,10 @@ fn line_of(
     let tx = t.tx.packets;
     // On time: late frames count as lost.
     let rx = (t.rx.packets - t.rx.foreign).saturating_sub(t.late.unwrap_or(0));
-    let offered = tx as f64 / duration_s;
+    // The load of each direction, as the search asks for it (both ways,
+    // each generator was asked for the trial's load).
+    let ways = t.directions.len().max(1) as f64;
+    let offered = tx as f64 / duration_s / ways;
     TrialLine {
         config: run.config.name.clone(),
         traffic: run.traffic.name.clone(),
@@ -197,6 +201,26 @@ fn line_of(
         latency_ns: None,
         drops: Some(t.drops.clone()),
         latency_note: t.latency_note.clone(),
+        directions: t.directions.iter().map(direction_line).collect(),
+    }
+}
+
+/// One direction of a trial both ways, as its line keeps it.
+fn direction_line(d: &pktlab_trial::direction::Direction) -> DirectionLine {
+    let tx = d.tx.packets;
+    let rx = (d.rx.packets - d.rx.foreign).saturating_sub(d.late.unwrap_or(0));
+    DirectionLine {
+        name: d.name.clone(),
+        tx,
+        rx,
+        lost: tx.saturating_sub(rx),
+        late: d.late,
+        loss_ratio: if tx > 0 {
+            tx.saturating_sub(rx) as f64 / tx as f64
+        } else {
+            0.0
+        },
+        drops: d.drops.clone(),
     }
 }
 

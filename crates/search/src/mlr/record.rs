@@ -81,6 +81,25 @@ pub struct TrialLine {
     /// comparable: ..."); None on one host, whose clock both share.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_note: Option<String>,
+    /// Traffic both ways: each direction's frames and loss (forward,
+    /// reverse); `tx`, `rx`, `lost` and `drops` above are their total,
+    /// `intended_pps` and `offered_pps` the load of each direction.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub directions: Vec<DirectionLine>,
+}
+
+/// One direction of a trial both ways, in `trials.jsonl`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DirectionLine {
+    /// `forward` or `reverse`.
+    pub name: String,
+    pub tx: u64,
+    /// Received on time.
+    pub rx: u64,
+    pub lost: u64,
+    pub late: Option<u64>,
+    pub loss_ratio: f64,
+    pub drops: pktlab_loss::drops::Drops,
 }
 
 impl TrialLine {
