@@ -123,6 +123,8 @@ pub struct Campaign {
     folder: ResultsDir,
     target: Target,
     env: EnvRecord,
+    /// `env.json`'s text, as read when the campaign opened.
+    env_text: String,
     tracer: Tracer,
     _lock: LabLock,
 }
@@ -381,6 +383,7 @@ impl Campaign {
         let finished = Finished {
             plan: &self.plan,
             env: &self.env,
+            env_text: &self.env_text,
             folder: &self.folder,
             results: method.results(),
             stage,
@@ -476,7 +479,7 @@ fn prepare<M: Method>(
         plan.read_sweep_reverts(|line| target.dut.runner.run(line))?;
         folder.write_env(&env_record(&plan, &target))?;
     }
-    let env = folder.env()?;
+    let (env, env_text) = folder.env_and_text()?;
     let probes = plan.sweep_probes();
     if !probes.is_empty() {
         // The swept knob is part of the DUT's state, whose return every
@@ -494,6 +497,7 @@ fn prepare<M: Method>(
         folder: folder.clone(),
         target,
         env,
+        env_text,
         tracer,
         _lock: lock,
     })
