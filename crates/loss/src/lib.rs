@@ -7,11 +7,14 @@
 //!   window around each trial;
 //! - [`drops`]: the reconciliation of its kernel events with those
 //!   counters into DUT-side places, tester-side places and what is left
-//!   unexplained.
+//!   unexplained;
+//! - [`watch`]: the drop tracer on its own, interval by interval
+//!   (`pktlab drops`).
 
 pub mod drops;
 mod error;
 pub mod monitor;
 pub mod tracer;
+pub mod watch;
 
 pub use error::LossError;

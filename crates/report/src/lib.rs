@@ -16,6 +16,8 @@ pub mod ifstat;
 pub mod knob;
 pub mod lab;
 pub mod linerate;
+pub mod manual;
 pub mod recv;
 pub mod rfc2544;
+pub mod tables;
 pub mod units;
