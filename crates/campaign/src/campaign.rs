@@ -123,6 +123,8 @@ pub struct Campaign {
     folder: ResultsDir,
     target: Target,
     env: EnvRecord,
+    /// `env.json`'s text, as read when the campaign opened.
+    env_text: String,
     tracer: Tracer,
     _lock: LabLock,
 }
@@ -381,6 +383,7 @@ impl Campaign {
         let finished = Finished {
             plan: &self.plan,
             env: &self.env,
+            env_text: &self.env_text,
             folder: &self.folder,
             results: method.results(),
             stage,
@@ -489,7 +492,7 @@ fn prepare<M: Method>(
     if !has_env {
         folder.write_env(&env_record(&plan, &target))?;
     }
-    let env = folder.env()?;
+    let (env, env_text) = folder.env_and_text()?;
     let (tracer, off) = Tracer::start_for_trials(drop_trace.unwrap_or(plan.run.drop_trace))?;
     if let Some(why) = off {
         on_event(OpenEvent::DropTraceOff { why: &why });
@@ -500,6 +503,7 @@ fn prepare<M: Method>(
         folder: folder.clone(),
         target,
         env,
+        env_text,
         tracer,
         _lock: lock,
     })

@@ -194,6 +194,15 @@ impl ResultsDir {
         read_json(&self.path.join(ENV_FILE))
     }
 
+    /// Reads `env.json`: its record and its exact text (what names the
+    /// campaign in the results history).
+    pub fn env_and_text(&self) -> Result<(EnvRecord, String), CampaignError> {
+        let path = self.path.join(ENV_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|e| CampaignError::file(&path, e))?;
+        let env = serde_json::from_str(&text).map_err(|e| bad(&path, e.to_string()))?;
+        Ok((env, text))
+    }
+
     pub fn has_env(&self) -> bool {
         self.path.join(ENV_FILE).exists()
     }

@@ -23,6 +23,8 @@ pub enum Stage {
 pub struct Finished<'a, R: ?Sized> {
     pub plan: &'a Plan,
     pub env: &'a EnvRecord,
+    /// `env.json`'s exact text, as the campaign read it when it opened.
+    pub env_text: &'a str,
     pub folder: &'a ResultsDir,
     pub results: &'a R,
     pub stage: Stage,

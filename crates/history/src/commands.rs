@@ -1,6 +1,5 @@
-//! What `pktlab history`'s subcommands do, and what a campaign does when
-//! it ends: each reads or writes the database and hands back what to show
-//! (the binary prints it).
+//! What `pktlab history`'s subcommands do: each reads or writes the
+//! database and hands back what to show (the binary prints it).
 
 use std::path::{Path, PathBuf};
 
@@ -8,24 +7,10 @@ use pktlab_stats::Confidence;
 
 use crate::compare::LabelComparison;
 use crate::import::{folder, pps};
-use crate::record::{Recorded, StoredCampaign};
+use crate::record::StoredCampaign;
 use crate::series::{self, Filter, Metric, OrderBy};
 use crate::trend::{self, Trend};
 use crate::{html, text, Database, DbTarget, HistoryError};
-
-/// Records results folder `dir` (a campaign that just finished, or an old
-/// one) in the database `target`, created if need be: what `bench` and
-/// `rfc2544` do at the end of a campaign, and `history import` for each
-/// folder. `label` None: the DUT's kernel release.
-pub fn record_folder(
-    target: &DbTarget,
-    dir: &Path,
-    label: Option<&str>,
-) -> Result<Recorded, HistoryError> {
-    let rec = folder::read_folder(dir, label)?;
-    let mut db = Database::open(target, true)?;
-    db.record(&rec)
-}
 
 /// `history import`: records each folder; every folder is read first, so
 /// that a bad one stops the import before any is recorded. One line per
@@ -231,6 +216,44 @@ pub fn comparison_json(c: &LabelComparison, confidence: Confidence) -> serde_jso
     let mut v = serde_json::to_value(&analysis).expect("serialisable");
     v["series"] = serde_json::to_value(&c.key).expect("serialisable");
     v
+}
+
+/// One JSON line of `v`.
+fn json_line(v: &impl serde::Serialize) -> String {
+    serde_json::to_string(v).expect("serialisable") + "\n"
+}
+
+/// What `history list` prints: one JSON line per campaign, or a line of
+/// text each.
+pub fn list_output(campaigns: &[StoredCampaign], json: bool) -> String {
+    match json {
+        true => campaigns.iter().map(json_line).collect(),
+        false => text::list_text(campaigns),
+    }
+}
+
+/// What `history trend` prints: one JSON line per series, or each
+/// series' text, a blank line between two.
+pub fn trends_output(trends: &[Trend], json: bool) -> String {
+    match json {
+        true => trends.iter().map(json_line).collect(),
+        false => {
+            let texts: Vec<String> = trends.iter().map(text::trend_text).collect();
+            texts.join("\n")
+        }
+    }
+}
+
+/// What `history compare` prints: one JSON line per comparison, or
+/// ministat's text.
+pub fn compare_output(found: &[LabelComparison], confidence: Confidence, json: bool) -> String {
+    match json {
+        true => found
+            .iter()
+            .map(|c| json_line(&comparison_json(c, confidence)))
+            .collect(),
+        false => text::compare_text(found, confidence),
+    }
 }
 
 /// `history list`: the recorded campaigns.

@@ -24,7 +24,6 @@ pub mod sink;
 pub mod text;
 pub mod trend;
 
-pub use commands::record_folder;
 pub use db::{Database, DbTarget};
 pub use error::HistoryError;
 pub use record::unix_now;

@@ -1,5 +1,7 @@
 //! A campaign records itself in the history when it ends: [`Recorder`] is
-//! one of its sinks (`pktlab_campaign::sink`). A failure to record never
+//! one of its sinks (`pktlab_campaign::sink`), and makes its record from
+//! the results the campaign holds in memory, as importing the folder
+//! would make it (`crate::import::folder`). A failure to record never
 //! fails the campaign, whose results folder is whole either way: the
 //! recorder keeps the outcome for its caller to say.
 
@@ -10,9 +12,9 @@ use pktlab_campaign::sink::{Finished, Sink, Stage};
 use pktlab_campaign::CampaignError;
 use pktlab_search::mlr::results::Searches;
 
-use crate::commands::record_folder;
-use crate::record::Recorded;
-use crate::{DbTarget, HistoryError};
+use crate::import::folder::{record_of, Results};
+use crate::record::{CampaignRecord, Recorded};
+use crate::{Database, DbTarget, HistoryError};
 
 /// Records the campaign's folder in a history database at the campaign's
 /// end (finished, failed or interrupted).
@@ -45,20 +47,40 @@ impl Recorder {
 }
 
 impl Recorder {
-    /// Records the campaign's folder once the campaign has ended; a
-    /// failure is kept for the caller.
-    fn at_end<R: ?Sized>(&self, f: &Finished<'_, R>) {
+    /// Records the campaign once it has ended; a failure is kept for the
+    /// caller.
+    fn at_end<R: ?Sized>(&self, f: &Finished<'_, R>, results: Results<'_>) {
         if f.stage == Stage::End {
-            let done = record_folder(&self.target, &f.folder.path, self.label.as_deref());
+            let done = self.record(f, results);
             *self.outcome.borrow_mut() = Some(done);
         }
     }
+
+    fn record<R: ?Sized>(
+        &self,
+        f: &Finished<'_, R>,
+        results: Results<'_>,
+    ) -> Result<Recorded, HistoryError> {
+        let rec = record_from_memory(f, results, self.label.as_deref())?;
+        Database::open(&self.target, true)?.record(&rec)
+    }
+}
+
+/// The record of the campaign `f` hands its sinks, its results being
+/// `results`.
+pub fn record_from_memory<R: ?Sized>(
+    f: &Finished<'_, R>,
+    results: Results<'_>,
+    label: Option<&str>,
+) -> Result<CampaignRecord, HistoryError> {
+    let env_bytes = f.env_text.as_bytes();
+    record_of(&f.folder.path, f.env, env_bytes, results, label)
 }
 
 /// A `bench` campaign's runs.
 impl Sink<Runs> for Recorder {
     fn take(&self, f: &Finished<'_, Runs>) -> Result<(), CampaignError> {
-        self.at_end(f);
+        self.at_end(f, Results::Runs(&f.results.records));
         Ok(())
     }
 }
@@ -66,7 +88,7 @@ impl Sink<Runs> for Recorder {
 /// An `rfc2544` campaign's searches.
 impl Sink<Searches> for Recorder {
     fn take(&self, f: &Finished<'_, Searches>) -> Result<(), CampaignError> {
-        self.at_end(f);
+        self.at_end(f, Results::Searches(f.results, &f.plan.name));
         Ok(())
     }
 }

@@ -20,6 +20,9 @@ pub enum LabError {
     /// A CPU plan that cannot be used (bad input, exit code 2).
     #[error("{0}")]
     BadCpus(String),
+    /// Other bad input, named in the message (exit code 2).
+    #[error("{0}")]
+    Usage(String),
     /// The caller is not root; the message says what needed root.
     #[error("{0}")]
     NotRoot(String),
@@ -77,7 +80,10 @@ impl LabError {
     /// runtime failures (exit code 1).
     pub fn is_usage(&self) -> bool {
         match self {
-            LabError::BadName { .. } | LabError::BadQueues(_) | LabError::BadCpus(_) => true,
+            LabError::BadName { .. }
+            | LabError::BadQueues(_)
+            | LabError::BadCpus(_)
+            | LabError::Usage(_) => true,
             LabError::Cleanup { error, .. } => error.is_usage(),
             _ => false,
         }

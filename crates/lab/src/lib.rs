@@ -12,6 +12,7 @@
 //! - [`sweep`]: one knob over a list of values, each value a DUT
 //!   configuration;
 //! - [`ports`]: labs on existing interfaces;
+//! - [`ifstat`]: interface counters interval by interval;
 //! - [`cpuload`], [`interrupts`], [`softnet`], [`envinfo`]: per-CPU load, NIC
 //!   interrupts, per-CPU backlog drops and the facts (kernel, CPU, drivers)
 //!   that go with results.
@@ -23,6 +24,7 @@ pub mod dut;
 pub mod dutroute;
 pub mod envinfo;
 mod error;
+pub mod ifstat;
 pub mod interrupts;
 pub mod knobs;
 pub mod mac;
@@ -36,11 +38,11 @@ pub mod sweep;
 pub mod sysctl;
 
 pub use builtin::{
-    gen_side_nets, mask_text, online_cpus, parse_mask, rcv_side_nets, BuiltinLab, CpuMode, CpuPlan,
-    CpuStatus, IfRole, IfStatus, IfSteering, LabIfCounters, LabIface, LabSpec, LabState, LabStatus,
-    NapiThread, NsRole, NsStatus, Queues, RcvNapi, UpOutcome, DEFAULT_PREFIX, GEN_SIDE_NEXT_HOP4,
-    GEN_SIDE_NEXT_HOP6, IPV4_PREFIX_LEN, IPV6_PREFIX_LEN, MAX_PREFIX_LEN, RCV_SIDE_NEXT_HOP4,
-    RCV_SIDE_NEXT_HOP6,
+    gen_side_nets, mask_cpus, mask_text, online_cpus, parse_mask, rcv_side_nets, BuiltinLab,
+    CpuMode, CpuPlan, CpuStatus, IfRole, IfStatus, IfSteering, LabIfCounters, LabIface, LabSpec,
+    LabState, LabStatus, NapiThread, NsRole, NsStatus, Queues, RcvNapi, UpOutcome, DEFAULT_PREFIX,
+    GEN_SIDE_NEXT_HOP4, GEN_SIDE_NEXT_HOP6, IPV4_PREFIX_LEN, IPV6_PREFIX_LEN, MAX_PREFIX_LEN,
+    RCV_SIDE_NEXT_HOP4, RCV_SIDE_NEXT_HOP6,
 };
 pub use error::LabError;
 pub use netns::MAX_QUEUES;

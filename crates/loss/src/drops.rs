@@ -64,6 +64,28 @@ impl std::str::FromStr for DropTrace {
     }
 }
 
+impl DropTrace {
+    /// A receiver's mode (`recv --drop-trace`): as `given`, else auto
+    /// only when the generator's ranges are known (`ranges`) and frames
+    /// come from an interface (`live`; nothing to trace in a file). Only
+    /// then does the receiver know its whole loss (the streams that never
+    /// arrived included), so a split of a bare receiver's loss would leave
+    /// out what a blackhole took; and a plain receiver (another
+    /// generator's frames) loads no BPF and puts no program on the
+    /// kernel's drop path it did not ask for.
+    pub fn for_receiver(
+        given: Option<&str>,
+        ranges: bool,
+        live: bool,
+    ) -> Result<DropTrace, LossError> {
+        Ok(match given {
+            Some(text) => text.parse()?,
+            None if ranges && live => DropTrace::Auto,
+            None => DropTrace::Off,
+        })
+    }
+}
+
 /// What the tracer saw in a window.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Traced {

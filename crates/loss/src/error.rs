@@ -5,6 +5,9 @@
 pub enum LossError {
     #[error(transparent)]
     Lab(#[from] pktlab_lab::LabError),
+    /// The drop tracer's own error, as it says it.
+    #[error(transparent)]
+    Io(#[from] pktlab_io::IoError),
     /// A bad setting (exit code 2).
     #[error("{}", pktlab_wire::one_line(.0))]
     Usage(String),
@@ -17,6 +20,7 @@ impl LossError {
     pub fn is_usage(&self) -> bool {
         match self {
             LossError::Lab(e) => e.is_usage(),
+            LossError::Io(e) => e.is_usage(),
             LossError::Usage(_) => true,
             LossError::Trace(_) => false,
         }

@@ -9,11 +9,14 @@
 //!   counters into DUT-side places, tester-side places and what is left
 //!   unexplained;
 //! - [`both`]: the same for traffic both ways, per direction and in total.
+//! - [`watch`]: the drop tracer on its own, interval by interval
+//!   (`pktlab drops`).
 
 pub mod both;
 pub mod drops;
 mod error;
 pub mod monitor;
 pub mod tracer;
+pub mod watch;
 
 pub use error::LossError;

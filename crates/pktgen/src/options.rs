@@ -8,6 +8,18 @@ use crate::getopt::{getopt, Opt};
 /// The name scripts call, and `pkill` looks for.
 pub const NAME: &str = "pkt-gen";
 
+/// pkt-gen's arguments when `argv` (a program's command line, its path
+/// first) called it through a link named `pkt-gen`; None for another
+/// name.
+pub fn args_if_called_as_pkt_gen(
+    argv: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Option<Vec<String>> {
+    let mut argv = argv.into_iter();
+    let arg0 = argv.next()?;
+    let name = std::path::Path::new(&arg0).file_name()?;
+    (name == NAME).then(|| argv.map(|a| a.to_string_lossy().into_owned()).collect())
+}
+
 /// pkt-gen's getopt string, with the FreeBSD port's `U`.
 pub const SPEC: &str = "46a:f:F:Nn:i:Il:d:s:D:S:b:c:o:p:T:w:WvR:UXC:H:rP:zZAhBM:";
 
@@ -375,6 +387,26 @@ usage: pkt-gen -i IFACE [-f tx|rx] [options]   (pktlab's pkt-gen for Linux)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn called_through_a_pkt_gen_link() {
+        let argv = |words: &[&str]| {
+            words
+                .iter()
+                .map(std::ffi::OsString::from)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            args_if_called_as_pkt_gen(argv(&["/usr/local/bin/pkt-gen", "-f", "tx"])),
+            Some(vec!["-f".to_string(), "tx".to_string()])
+        );
+        assert_eq!(args_if_called_as_pkt_gen(argv(&["pkt-gen"])), Some(vec![]));
+        assert_eq!(
+            args_if_called_as_pkt_gen(argv(&["/usr/bin/pktlab", "gen"])),
+            None
+        );
+        assert_eq!(args_if_called_as_pkt_gen(argv(&[])), None);
+    }
 
     fn parse_line(line: &str) -> Result<Options, PktgenError> {
         let args: Vec<String> = line.split_whitespace().map(str::to_string).collect();

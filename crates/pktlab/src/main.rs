@@ -73,16 +73,7 @@ enum Command {
 
 fn main() {
     // Called through a `pkt-gen` link: pkt-gen's command line, no subcommand.
-    let called_as = std::env::args_os().next().and_then(|arg0| {
-        std::path::Path::new(&arg0)
-            .file_name()
-            .map(|n| n.to_owned())
-    });
-    if called_as.is_some_and(|name| name == pktlab_pktgen::NAME) {
-        let args = std::env::args_os()
-            .skip(1)
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect();
+    if let Some(args) = pktlab_pktgen::options::args_if_called_as_pkt_gen(std::env::args_os()) {
         finish(
             pktlab_pktgen::NAME,
             pktlab_pktgen::run(args).map_err(Into::into),

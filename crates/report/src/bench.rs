@@ -6,10 +6,12 @@ use pktlab_campaign::plan::Plan;
 use pktlab_campaign::records::{RunRecord, RunResult};
 use pktlab_campaign::runs::Runs;
 use pktlab_campaign::summary::Cell;
+use pktlab_engine::affinity::format_cpu_list;
 use pktlab_loss::drops::{Drops, Place, Side};
+use pktlab_trial::target::Target;
 use serde_json::{json, Value};
 
-use crate::export::{ministat, sweep};
+use crate::tables::{ministat, sweep};
 use crate::units::rate;
 
 /// What the campaign is about, said before it starts.
@@ -65,6 +67,50 @@ pub fn isolated_lab_warning(dut: &str, tester: &str) -> String {
          generator and receiver run on CPUs {tester}, but all share this host's memory, caches \
          and kernel: the figures are those of a virtual DUT, not of a router's hardware"
     )
+}
+
+/// A line a campaign says as it opens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Opening {
+    /// For its reader (stdout; not with `--json` or `--quiet`).
+    Text(String),
+    /// A caveat (stderr; not with `--json`).
+    Warning(String),
+}
+
+/// What a `bench` campaign of `plan` on `target` says before its first
+/// run (`dir`: its results folder; `clocks`: its hosts' clocks, if
+/// remote; `cpus`: this host's CPU count).
+pub fn opening(
+    plan: &Plan,
+    target: &Target,
+    dir: &str,
+    clocks: Option<String>,
+    cpus: usize,
+) -> Vec<Opening> {
+    let mut out = vec![Opening::Text(header(plan, &target.describe(), dir))];
+    out.extend(clocks.map(Opening::Text));
+    if target.is_virtual() {
+        out.push(Opening::Warning(
+            match target.cpus.as_ref().filter(|p| !p.is_shared()) {
+                Some(p) => isolated_lab_warning(
+                    &format_cpu_list(&p.dut_cpus),
+                    &format_cpu_list(&p.tester_cpus),
+                ),
+                None => virtual_lab_warning(cpus),
+            },
+        ));
+    }
+    if let Some(p) = &target.cpus {
+        if let Some(notice) = p.shared_notice() {
+            out.push(Opening::Warning(format!("pktlab: {notice}")));
+        }
+        out.push(Opening::Text(format!(
+            "CPU plan {p}; generator {}",
+            plan.run.io.name()
+        )));
+    }
+    out
 }
 
 /// `[3/10] nft-stateful inet4 #2`.

@@ -5,6 +5,18 @@ use pktlab_campaign::compare::Block;
 use pktlab_stats::ministat::{self, RenderOptions};
 use pktlab_stats::Confidence;
 
+/// What `pktlab compare` prints: one JSON line per block, or ministat's
+/// text.
+pub fn blocks_output(blocks: &[Block], confidence: Confidence, json: bool) -> String {
+    match json {
+        true => blocks
+            .iter()
+            .map(|b| format!("{}\n", block_json(b, confidence)))
+            .collect(),
+        false => blocks_text(blocks, confidence),
+    }
+}
+
 /// The blocks as ministat's text, a blank line between two.
 pub fn blocks_text(blocks: &[Block], confidence: Confidence) -> String {
     let options = RenderOptions {

@@ -1,5 +1,7 @@
 //! `pktlab gen` output.
 
+use pktlab_engine::gen::GenConfig;
+use pktlab_engine::options::default_range;
 use pktlab_engine::tx::{TxInterval, TxSummary};
 use pktlab_loss::drops::Place;
 use serde_json::{json, Value};
@@ -17,6 +19,30 @@ pub struct GenInfo {
     pub fixed_size: Option<u16>,
     pub requested_pps: Option<f64>,
     pub threads: usize,
+}
+
+impl GenInfo {
+    /// What `cfg` says of its run.
+    pub fn of(cfg: &GenConfig) -> GenInfo {
+        let sizes = &cfg.frames.sizes;
+        GenInfo {
+            iface: cfg.iface.clone(),
+            flows: cfg.frames.flows.count(),
+            sizes: sizes.to_string(),
+            fixed_size: (sizes.min() == sizes.max()).then(|| sizes.min()),
+            requested_pps: cfg.plan.rate_pps,
+            threads: cfg.plan.threads,
+        }
+    }
+}
+
+/// The ranges a run's header names: `src` and `dst` as given, else the
+/// built-in lab's of the run's family.
+pub fn ranges(cfg: &GenConfig, src: Option<&str>, dst: Option<&str>) -> (String, String) {
+    let or_lab = |given: Option<&str>, is_src: bool| {
+        given.map_or_else(|| default_range(cfg, is_src).to_string(), str::to_string)
+    };
+    (or_lab(src, true), or_lab(dst, false))
 }
 
 /// The line that opens a human run.

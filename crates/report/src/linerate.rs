@@ -4,8 +4,12 @@
 //! 20 bytes of preamble, SFD and inter-frame gap (L1). The IP layer is the
 //! frame less its 14-byte Ethernet header and 4-byte FCS.
 
+use pktlab_campaign::plan::RFC2544_SIZES;
 use pktlab_wire::rate;
 use pktlab_wire::size::SizeMix;
+use pktlab_wire::units::{self, Rate};
+use pktlab_wire::WireError;
+use serde_json::json;
 
 /// Ethernet header (14) + FCS (4): what a frame carries beyond its IP packet.
 pub const ETHERNET_OVERHEAD: f64 = 18.0;
@@ -120,9 +124,99 @@ pub fn measured(rate: &LineRate, line: &LineRate) -> String {
     )
 }
 
+/// What `pktlab linerate` prints: the line rates of a link of `speed`
+/// (both directions with `fdx`) for `size` (a size or mix; default: the
+/// RFC 2544 sizes and imix), or with `pps` that measured rate of `size`
+/// against its line rate; JSON lines with `json`.
+pub fn command_text(
+    speed: &str,
+    fdx: bool,
+    size: Option<&str>,
+    pps: Option<&str>,
+    json: bool,
+) -> Result<String, WireError> {
+    let speed = units::parse_link_speed(speed)?;
+    let link_bps = if fdx { speed * 2.0 } else { speed };
+    let mixes: Vec<SizeMix> = match size {
+        Some(text) => vec![text.parse()?],
+        None => RFC2544_SIZES
+            .iter()
+            .map(|&s| SizeMix::single(s).expect("RFC 2544 sizes are valid"))
+            .chain([SizeMix::imix()])
+            .collect(),
+    };
+    let lines: Vec<LineRate> = mixes.iter().map(|m| line_rate(link_bps, m)).collect();
+    let Some(text) = pps else {
+        return Ok(match json {
+            true => lines
+                .iter()
+                .map(|l| json!({"type": "line_rate", "fdx": fdx, "line": l}).to_string() + "\n")
+                .collect(),
+            false => format!("{}\n{}", title(link_bps, fdx), table(&lines)),
+        });
+    };
+    let Rate::Pps(pps) = units::parse_rate(text)? else {
+        return Err(WireError::Invalid(format!(
+            "invalid --pps '{text}': give frames per second, such as 1.2M or 850kpps"
+        )));
+    };
+    if size.is_none() {
+        return Err(WireError::Invalid(
+            "--pps needs the frame size or mix of the measured rate (-l 64, -l imix, ...)".into(),
+        ));
+    }
+    let rate = at_rate(link_bps, &mixes[0], pps);
+    Ok(match json {
+        true => {
+            json!({
+                "type": "measured_rate",
+                "fdx": fdx,
+                "rate": rate,
+                "line": lines[0],
+                "line_percent": pps / lines[0].pps * 100.0,
+            })
+            .to_string()
+                + "\n"
+        }
+        false => format!("{}\n{}", title(link_bps, fdx), measured(&rate, &lines[0])),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_command_s_lines_and_its_complaints() {
+        // Full duplex 10G at 64 bytes: 2 × 10e9 / 672 = 29,761,904.76 pps.
+        let text = command_text("10G", true, None, None, true).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 8, "the 7 RFC 2544 sizes and imix");
+        assert_eq!(lines[0]["line"]["size"], "64");
+        assert_eq!(lines[7]["line"]["size"], "imix");
+        let pps = lines[0]["line"]["pps"].as_f64().unwrap();
+        assert!((pps - 29_761_904.76).abs() < 0.01, "{pps}");
+        // Half of the 1G line rate of 64-byte frames (1,488,095.24 pps).
+        let m = command_text("1G", false, Some("64"), Some("744047.62"), true).unwrap();
+        let m: serde_json::Value = serde_json::from_str(m.trim_end()).unwrap();
+        let percent = m["line_percent"].as_f64().unwrap();
+        assert!((percent - 50.0).abs() < 1e-6, "{percent}");
+        assert_eq!(
+            command_text("1G", false, None, Some("1M"), false)
+                .unwrap_err()
+                .to_string(),
+            "--pps needs the frame size or mix of the measured rate (-l 64, -l imix, ...)"
+        );
+        assert_eq!(
+            command_text("1G", false, Some("64"), Some("1Gbps"), false)
+                .unwrap_err()
+                .to_string(),
+            "invalid --pps '1Gbps': give frames per second, such as 1.2M or 850kpps"
+        );
+    }
 
     fn mix(text: &str) -> SizeMix {
         text.parse().unwrap()

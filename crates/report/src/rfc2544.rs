@@ -322,6 +322,25 @@ pub fn throughput_json(t: &Throughput) -> Value {
     v
 }
 
+/// What an `rfc2544` campaign prints as it ends: [`closing_json`]'s
+/// lines with `json`, else [`closing_text`].
+pub fn closing_output(
+    r: &Report,
+    link_bps: Option<f64>,
+    dir: &str,
+    trials: usize,
+    interrupted: bool,
+    json: bool,
+) -> String {
+    match json {
+        true => closing_json(r, dir, trials, interrupted)
+            .iter()
+            .map(|v| format!("{v}\n"))
+            .collect(),
+        false => closing_text(r, link_bps, dir, trials, interrupted),
+    }
+}
+
 /// The text of a campaign's end: every result, where the files are, and
 /// how to go on when it was interrupted.
 pub fn closing_text(
@@ -363,7 +382,7 @@ pub fn report_text(r: &Report, link_bps: Option<f64>) -> String {
         out.push('\n');
     }
     for t in &r.knob_sweeps {
-        out.push_str(&crate::export::sweep::search_table(t));
+        out.push_str(&crate::tables::sweep::search_table(t));
         out.push('\n');
     }
     out

@@ -55,6 +55,7 @@ fn files_are_byte_identical_to_the_earlier_ones() {
     let finished = Finished {
         plan: &campaign,
         env: &env,
+        env_text: "",
         folder: &dir,
         results: &runs,
         stage: Stage::End,

@@ -119,6 +119,7 @@ fn export(dir: &ResultsDir, campaign: &str) {
     let finished = Finished {
         plan: &plan,
         env: &env,
+        env_text: "",
         folder: dir,
         results: &runs,
         stage: Stage::End,

@@ -16,6 +16,9 @@ pub enum StatsError {
     /// `-c` with a number that is not one of the six levels.
     #[error("No support for confidence level {0}")]
     UnsupportedConfidence(String),
+    /// A confidence level flag (`compare -c`) that is not one of the six.
+    #[error("invalid confidence level '{0}': use 80, 90, 95, 98, 99 or 99.5")]
+    InvalidConfidence(String),
 }
 
 impl StatsError {

@@ -238,6 +238,37 @@ pub fn log_value(log: &str, trim: Trim, by_samples: bool) -> Result<f64, String>
     })
 }
 
+/// What `pktlab pktgen-log` prints of `logs` (each a name and its text):
+/// each log's run value ([`log_value`]), or with `all` every per-second
+/// pps of it, a line each, the name first when there are several logs;
+/// and a warning for each log that gives no value.
+pub fn logs_text(
+    logs: &[(String, String)],
+    trim: Trim,
+    by_samples: bool,
+    all: bool,
+) -> (String, Vec<String>) {
+    let mut out = String::new();
+    let mut warnings = Vec::new();
+    for (name, log) in logs {
+        let prefix = match logs.len() > 1 {
+            true => format!("{name} "),
+            false => String::new(),
+        };
+        if all {
+            for pps in pps_samples(log) {
+                out.push_str(&format!("{prefix}{pps}\n"));
+            }
+            continue;
+        }
+        match log_value(log, trim, by_samples) {
+            Ok(value) => out.push_str(&format!("{prefix}{}\n", format_run_value(value))),
+            Err(why) => warnings.push(format!("{name}: {why}")),
+        }
+    }
+    (out, warnings)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,6 +286,27 @@ mod tests {
             ));
         }
         log
+    }
+
+    #[test]
+    fn several_logs_are_named_and_one_without_a_value_is_a_warning() {
+        // As above: 5 header lines, rates 1..=25, the median of 11..=15.
+        let rates: Vec<String> = (1..=25).map(|n| n.to_string()).collect();
+        let rates: Vec<&str> = rates.iter().map(String::as_str).collect();
+        let good = log_of(5, &rates);
+        let logs = vec![
+            ("a.log".to_string(), good.clone()),
+            ("b.log".into(), "nothing\n".into()),
+        ];
+        let (text, warnings) = logs_text(&logs, Trim::default(), false, false);
+        assert_eq!(text, "a.log 13\n");
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].starts_with("b.log: "), "{warnings:?}");
+        // One log: no name; every sample with `all`.
+        let (text, warnings) = logs_text(&logs[..1], Trim::default(), false, true);
+        assert_eq!(text.lines().count(), 25);
+        assert_eq!(text.lines().nth(2), Some("3"));
+        assert!(warnings.is_empty());
     }
 
     #[test]

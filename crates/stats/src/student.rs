@@ -21,6 +21,13 @@ pub enum Confidence {
 }
 
 impl Confidence {
+    /// A level a user typed as a flag (`compare -c 95`): one message for
+    /// any text that is not one of the six levels.
+    pub fn parse_level(text: &str) -> Result<Confidence, StatsError> {
+        text.parse()
+            .map_err(|_| StatsError::InvalidConfidence(text.to_string()))
+    }
+
     /// All levels, in ministat's order.
     pub const ALL: [Confidence; 6] = [
         Confidence::P80,
@@ -213,6 +220,16 @@ const T_TABLE: [[f64; 6]; LAST_TABULATED_DF + 1] = [
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_level_flag_names_the_six_levels() {
+        assert_eq!(Confidence::parse_level("99.5"), Ok(Confidence::P99_5));
+        assert_eq!(
+            Confidence::parse_level("97").unwrap_err().to_string(),
+            "invalid confidence level '97': use 80, 90, 95, 98, 99 or 99.5"
+        );
+        assert!(Confidence::parse_level("x").unwrap_err().is_usage());
+    }
 
     #[test]
     fn parses_the_six_levels_like_strtod() {

@@ -1,8 +1,9 @@
-//! A pktlab results folder as a history record, read with the types its
-//! writers define (`pktlab_campaign`'s run files and `env.json`,
-//! `pktlab_search`'s searches): a `bench` folder gives every finished
-//! run's forwarded pps, an `rfc2544` folder every finished search's goals
-//! and latencies.
+//! A pktlab campaign's results as a history record: from the results in
+//! memory as the campaign ends ([`record_of`]), or read from its folder
+//! with the types its writers define (`pktlab_campaign`'s run files and
+//! `env.json`, `pktlab_search`'s searches; [`read_folder`]), both made by
+//! the same code. A `bench` campaign gives every finished run's forwarded
+//! pps, an `rfc2544` campaign every finished search's goals and latencies.
 //!
 //! All reading of pktlab's results files is in this module.
 
@@ -38,6 +39,16 @@ fn unreadable(path: &Path, e: &std::io::Error) -> HistoryError {
     }
 }
 
+/// A campaign's results, as its method holds them or as its folder gives
+/// them back.
+#[derive(Clone, Copy, Debug)]
+pub enum Results<'a> {
+    /// A `bench` campaign's finished runs, sorted as the folder lists them.
+    Runs(&'a [Run]),
+    /// An `rfc2544` campaign's searches, and the campaign's name.
+    Searches(&'a Searches, &'a str),
+}
+
 /// The record of results folder `dir`, labelled `label` (None: the DUT's
 /// kernel release, [`default_label`]).
 pub fn read_folder(dir: &Path, label: Option<&str>) -> Result<CampaignRecord, HistoryError> {
@@ -60,12 +71,34 @@ pub fn read_folder(dir: &Path, label: Option<&str>) -> Result<CampaignRecord, Hi
     let folder = ResultsDir {
         path: dir.to_path_buf(),
     };
-    let (source, name, runs) = match Searches::read(&folder).map_err(from_campaign)? {
-        Some(s) => (Source::Rfc2544, campaign_name(dir), searches(&s)),
+    match Searches::read(&folder).map_err(from_campaign)? {
+        Some(s) => {
+            let name = campaign_name(dir);
+            record_of(dir, &env, &env_bytes, Results::Searches(&s, &name), label)
+        }
         None => {
             let runs = folder.runs().map_err(from_campaign)?;
+            record_of(dir, &env, &env_bytes, Results::Runs(&runs), label)
+        }
+    }
+}
+
+/// The record of the campaign of folder `dir` whose `env.json` is
+/// `env` (its exact bytes `env_bytes`) and whose results are `results`:
+/// what a campaign records of itself as it ends, and what importing its
+/// folder records.
+pub fn record_of(
+    dir: &Path,
+    env: &EnvRecord,
+    env_bytes: &[u8],
+    results: Results<'_>,
+    label: Option<&str>,
+) -> Result<CampaignRecord, HistoryError> {
+    let (source, name, runs) = match results {
+        Results::Searches(s, name) => (Source::Rfc2544, name.to_string(), searches(s)),
+        Results::Runs(runs) => {
             let name = runs.first().map(|r| r.header.campaign.clone());
-            (Source::Bench, name.unwrap_or_default(), bench_runs(&runs))
+            (Source::Bench, name.unwrap_or_default(), bench_runs(runs))
         }
     };
     if runs.is_empty() {
@@ -79,12 +112,12 @@ pub fn read_folder(dir: &Path, label: Option<&str>) -> Result<CampaignRecord, Hi
         .display()
         .to_string();
     Ok(CampaignRecord {
-        identity: format!("pktlab-{}", super::identity::sha256_hex(&[&env_bytes])),
+        identity: format!("pktlab-{}", super::identity::sha256_hex(&[env_bytes])),
         source,
         name,
         label: match label {
             Some(l) => l.to_string(),
-            None => default_label(&env),
+            None => default_label(env),
         },
         started_at: Some(env.created_at as i64),
         host: Some(env.host.hostname.clone()),

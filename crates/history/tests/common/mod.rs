@@ -160,7 +160,7 @@ pub fn search(config: &str, iteration: i64, ndr: f64) -> RunRecord {
     }
 }
 
-fn env(created_at: u64, dut_uname: Option<&str>) -> EnvRecord {
+pub fn env(created_at: u64, dut_uname: Option<&str>) -> EnvRecord {
     EnvRecord {
         clocks: None,
         configs: Vec::<EnvConfig>::new(),
@@ -183,7 +183,7 @@ fn env(created_at: u64, dut_uname: Option<&str>) -> EnvRecord {
     }
 }
 
-fn header(
+pub fn header(
     config: &str,
     traffic: &str,
     iteration: usize,
@@ -223,6 +223,11 @@ fn header(
 /// A run file as pktlab writes it: its "run" line, then its "result"
 /// (3 s offered `off` and forwarded `fwd` pps).
 fn run_file(h: RunHeader, fwd: f64, off: f64) -> String {
+    run_record(h, fwd, off).to_jsonl()
+}
+
+/// A finished run: 3 s offered `off` and forwarded `fwd` pps.
+pub fn run_record(h: RunHeader, fwd: f64, off: f64) -> Run {
     let (sent, got) = ((off * 3.0) as u64, (fwd * 3.0) as u64);
     let tx = serde_json::json!({"backend": "afpacket", "packets": sent, "bytes": 0,
         "seconds": 3.0, "pps": off, "l2_bps": 0.0, "l1_bps": 0.0, "tx_errors": 0,
@@ -258,7 +263,6 @@ fn run_file(h: RunHeader, fwd: f64, off: f64) -> String {
         seconds: Vec::new(),
         result,
     }
-    .to_jsonl()
 }
 
 /// A `pktlab bench` results folder `dir`: env.json (created at
@@ -283,7 +287,7 @@ pub fn bench_folder(dir: &Path, created_at: u64, runs: &[(&str, usize, f64)]) ->
 
 /// The settings of the searches of [`rfc2544_folder`]: throughput only,
 /// two goals, 1 s trials that decide a load alone, a 5 % width.
-fn search_settings() -> MlrSettings {
+pub fn search_settings() -> MlrSettings {
     let goal = |loss: f64| Goal {
         width: 0.05,
         duration_sum: 1.0,
@@ -308,7 +312,7 @@ fn search_settings() -> MlrSettings {
 /// The trials of a whole search of `config` on a DUT that forwards
 /// `ndr` pps and drops the rest: what the search asks for, as a trial
 /// line of each.
-fn search_trials(settings: &MlrSettings, config: &str, ndr: f64, t0: u64) -> Vec<TrialLine> {
+pub fn search_trials(settings: &MlrSettings, config: &str, ndr: f64, t0: u64) -> Vec<TrialLine> {
     let mut run = SearchRun::replay(settings, "64", Vec::new()).unwrap();
     let mut lines = Vec::new();
     while let Some(req) = run.next() {

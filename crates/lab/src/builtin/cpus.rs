@@ -224,9 +224,37 @@ pub fn parse_mask(text: &str) -> Option<Vec<usize>> {
     Some(cpus)
 }
 
+/// The CPUs of the hexadecimal mask a user typed (`2`, `ff,ffffffff`);
+/// None for no mask.
+pub fn mask_cpus(mask: Option<&str>) -> Result<Option<Vec<usize>>, LabError> {
+    let Some(mask) = mask else { return Ok(None) };
+    match parse_mask(mask) {
+        Some(cpus) if !cpus.is_empty() => Ok(Some(cpus)),
+        _ => Err(LabError::Usage(format!(
+            "invalid CPU mask '{mask}': use hexadecimal groups of 32 bits, as in 2 or ff,ffffffff"
+        ))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_masks_as_typed() {
+        assert_eq!(mask_cpus(None).unwrap(), None);
+        assert_eq!(mask_cpus(Some("6")).unwrap(), Some(vec![1, 2]));
+        assert_eq!(mask_cpus(Some("1,0")).unwrap(), Some(vec![32]));
+        for bad in ["0", "xyz", ""] {
+            let e = mask_cpus(Some(bad)).unwrap_err();
+            assert!(e.is_usage());
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("invalid CPU mask '{bad}'")),
+                "{e}"
+            );
+        }
+    }
 
     fn isolated(dut: &[usize], tester: &[usize]) -> CpuPlan {
         CpuPlan {

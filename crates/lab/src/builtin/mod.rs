@@ -19,7 +19,7 @@ use crate::{netns, runner, LabError, MAX_QUEUES};
 
 use check::Problem;
 pub use check::Queues;
-pub use cpus::{mask_text, online_cpus, parse_mask, CpuMode, CpuPlan};
+pub use cpus::{mask_cpus, mask_text, online_cpus, parse_mask, CpuMode, CpuPlan};
 pub use napi::{NapiThread, RcvNapi};
 pub use plan::{
     gen_side_nets, rcv_side_nets, IfRole, LabIface, NsRole, GEN_SIDE_NEXT_HOP4, GEN_SIDE_NEXT_HOP6,

@@ -141,6 +141,16 @@ pub fn host_notice(key: &str, value: &str) -> String {
     )
 }
 
+/// The key and value of a setting a user typed as `KEY=VALUE`, trimmed.
+pub fn parse_setting(setting: &str) -> Result<(&str, &str), LabError> {
+    match setting.split_once('=') {
+        Some((key, value)) => Ok((key.trim(), value.trim())),
+        None => Err(LabError::Usage(format!(
+            "invalid setting '{setting}': use KEY=VALUE, as in net.core.netdev_max_backlog=2000"
+        ))),
+    }
+}
+
 /// Sets host sysctl `key` (one of [`HOST_KNOBS`]) to `value` for `owner`,
 /// saving its old value first (the first saved value is kept while a
 /// change is pending). A value the kernel refuses is an error with the
@@ -422,6 +432,20 @@ impl StateLock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settings_as_typed() {
+        assert_eq!(
+            parse_setting(" net.core.netdev_budget = 600").unwrap(),
+            ("net.core.netdev_budget", "600")
+        );
+        let e = parse_setting("netdev_budget").unwrap_err();
+        assert!(e.is_usage());
+        assert_eq!(
+            e.to_string(),
+            "invalid setting 'netdev_budget': use KEY=VALUE, as in net.core.netdev_max_backlog=2000"
+        );
+    }
 
     #[test]
     fn knobs_by_short_name() {

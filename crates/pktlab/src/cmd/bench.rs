@@ -4,10 +4,9 @@ use std::time::{Duration, Instant};
 
 use pktlab_campaign::campaign::{Campaign, Event, Outcome};
 use pktlab_campaign::runs::FixedRate;
-use pktlab_engine::affinity::format_cpu_list;
 use pktlab_engine::StopSignal;
 use pktlab_history::Recorder;
-use pktlab_report::bench as out;
+use pktlab_report::bench::{self as out, Opening};
 
 use crate::cmd::campaigns::{self, CampaignArgs, Display};
 use crate::cmd::common;
@@ -81,37 +80,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// What the campaign is and on what, before its first run.
 fn say_what_runs(c: &Campaign, o: &common::Output) {
-    let text = !o.json;
-    let target = c.target();
-    if text && !o.quiet {
-        let dir = c.folder().path.display().to_string();
-        println!("{}", out::header(c.plan(), &target.describe(), &dir));
-        if let Some(line) = campaigns::clocks_line(c) {
-            println!("{line}");
-        }
+    if o.json {
+        return;
     }
-    let isolated = target.cpus.as_ref().filter(|p| !p.is_shared());
-    if target.is_virtual() && text {
-        match isolated {
-            Some(p) => eprintln!(
-                "{}",
-                out::isolated_lab_warning(
-                    &format_cpu_list(&p.dut_cpus),
-                    &format_cpu_list(&p.tester_cpus)
-                )
-            ),
-            None => {
-                let cpus = pktlab_lab::cpuload::cpu_count().unwrap_or(1);
-                eprintln!("{}", out::virtual_lab_warning(cpus));
-            }
-        }
-    }
-    if let (Some(plan), true) = (&target.cpus, text) {
-        if let Some(notice) = plan.shared_notice() {
-            eprintln!("pktlab: {notice}");
-        }
-        if !o.quiet {
-            println!("CPU plan {plan}; generator {}", c.plan().run.io.name());
+    let dir = c.folder().path.display().to_string();
+    let cpus = pktlab_lab::cpuload::cpu_count().unwrap_or(1);
+    let clocks = campaigns::clocks_line(c);
+    for line in out::opening(c.plan(), c.target(), &dir, clocks, cpus) {
+        match line {
+            Opening::Text(l) if !o.quiet => println!("{l}"),
+            Opening::Text(_) => {}
+            Opening::Warning(l) => eprintln!("{l}"),
         }
     }
 }

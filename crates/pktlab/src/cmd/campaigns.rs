@@ -13,7 +13,7 @@ use pktlab_loss::drops::DropTrace;
 use pktlab_report::campaign as out;
 use pktlab_trial::trial::TrialEvent;
 
-use crate::cmd::common::{self, Output, Progress};
+use crate::cmd::common::{Output, Progress};
 use crate::cmd::recording::RecordArgs;
 use crate::error::Exit;
 
@@ -319,12 +319,5 @@ impl Display {
         if let Some(p) = self.progress.as_mut() {
             p.finish();
         }
-    }
-}
-
-/// Prints a campaign's closing JSON lines.
-pub fn print_json_lines(lines: &[serde_json::Value]) {
-    for v in lines {
-        common::print_json(v);
     }
 }

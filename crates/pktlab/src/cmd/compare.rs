@@ -7,7 +7,6 @@ use pktlab_report::compare as out;
 use pktlab_stats::Confidence;
 
 use crate::cmd::common;
-use crate::error::usage;
 
 /// Compare benchmark results with ministat: the configurations of one
 /// results folder (each against the first), or the same configuration and
@@ -39,19 +38,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let confidence: Confidence = args.confidence.parse().map_err(|_| {
-        usage(format!(
-            "invalid confidence level '{}': use 80, 90, 95, 98, 99 or 99.5",
-            args.confidence
-        ))
-    })?;
+    let confidence = Confidence::parse_level(&args.confidence)?;
     let blocks = compare::blocks(&args.dirs, args.config.as_deref(), args.traffic.as_deref())?;
-    common::write_stdout(&if args.json {
-        blocks
-            .iter()
-            .map(|b| format!("{}\n", out::block_json(b, confidence)))
-            .collect()
-    } else {
-        out::blocks_text(&blocks, confidence)
-    })
+    common::write_stdout(&out::blocks_output(&blocks, confidence, args.json))
 }

@@ -4,9 +4,11 @@
 //! which gives `scripts/check-docs` what only the program knows: whether a
 //! command line parses, the subcommands, the campaign file's keys.
 
-use std::io::BufRead;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use pktlab_report::manual;
+
+use crate::cmd::common::write_stdout;
 use crate::error::{os_message, usage};
 
 #[derive(clap::Args)]
@@ -35,16 +37,13 @@ pub struct ManArgs {
 }
 
 /// Prints the completion script of `shell` for `cmd` on stdout.
-pub fn completions(args: CompletionsArgs, mut cmd: clap::Command) -> anyhow::Result<()> {
-    use clap_complete::shells;
-    let mut out = Vec::new();
-    let name = cmd.get_name().to_string();
-    match args.shell {
-        Shell::Bash => clap_complete::generate(shells::Bash, &mut cmd, name, &mut out),
-        Shell::Zsh => clap_complete::generate(shells::Zsh, &mut cmd, name, &mut out),
-        Shell::Fish => clap_complete::generate(shells::Fish, &mut cmd, name, &mut out),
-    }
-    crate::cmd::common::write_stdout(&String::from_utf8_lossy(&out))
+pub fn completions(args: CompletionsArgs, cmd: clap::Command) -> anyhow::Result<()> {
+    let shell = match args.shell {
+        Shell::Bash => manual::Shell::Bash,
+        Shell::Zsh => manual::Shell::Zsh,
+        Shell::Fish => manual::Shell::Fish,
+    };
+    write_stdout(&manual::completions(shell, cmd))
 }
 
 /// Writes a man page for `cmd` and one for each of its subcommands, at
@@ -57,42 +56,8 @@ pub fn man(args: ManArgs, cmd: clap::Command) -> anyhow::Result<()> {
             os_message(&e)
         ))
     })?;
-    let mut cmd = cmd;
-    cmd.build();
-    let mut written = Vec::new();
-    write_pages(&cmd, cmd.get_name(), &args.dir, &mut written)?;
-    let list: String = written
-        .iter()
-        .map(|p| format!("{}\n", p.display()))
-        .collect();
-    crate::cmd::common::write_stdout(&list)
-}
-
-fn write_pages(
-    cmd: &clap::Command,
-    name: &str,
-    dir: &Path,
-    written: &mut Vec<PathBuf>,
-) -> anyhow::Result<()> {
-    // clap names are `&'static str` without its `string` feature; these few
-    // names live until the command exits anyway.
-    let static_name: &'static str = Box::leak(name.to_string().into_boxed_str());
-    let page = cmd.clone().name(static_name);
-    let mut roff = Vec::new();
-    clap_mangen::Man::new(page).render(&mut roff)?;
-    let path = dir.join(format!("{name}.1"));
-    pktlab_campaign::atomic::write_atomic(&path, &roff)?;
-    written.push(path);
-    for sub in visible_subcommands(cmd) {
-        write_pages(sub, &format!("{name}-{}", sub.get_name()), dir, written)?;
-    }
-    Ok(())
-}
-
-/// The subcommands a user sees: not `help`, not the hidden ones.
-fn visible_subcommands(cmd: &clap::Command) -> impl Iterator<Item = &clap::Command> {
-    cmd.get_subcommands()
-        .filter(|s| s.get_name() != "help" && !s.is_hide_set())
+    let written = manual::write_man_pages(cmd, &args.dir)?;
+    write_stdout(&lines(written.iter().map(|p| p.display())))
 }
 
 /// `pktlab docs WHAT`, for scripts/check-docs, not for users: `main`
@@ -148,39 +113,30 @@ pub fn docs(
         }
     };
     match args.what {
-        DocsWhat::CheckArgs => check_args(std::io::stdin().lock(), parse),
-        DocsWhat::Subcommands => {
-            let mut paths = Vec::new();
-            subcommand_paths(&cmd, "", &mut paths);
-            crate::cmd::common::write_stdout(&lines(&paths))
+        DocsWhat::CheckArgs => {
+            let failures = manual::unparsed_lines(std::io::stdin().lock(), |words| {
+                parse_command_line(words, &parse)
+            })?;
+            say_failures(&failures)
         }
+        DocsWhat::Subcommands => write_stdout(&lines(manual::subcommand_paths(&cmd))),
         DocsWhat::CampaignKeys => {
             let keys = pktlab_campaign::keys::campaign_keys().map_err(|e| anyhow::anyhow!(e))?;
-            crate::cmd::common::write_stdout(&lines(&keys))
+            write_stdout(&lines(keys))
         }
-        DocsWhat::CheckCampaign { files } => check_campaigns(&files),
+        DocsWhat::CheckCampaign { files } => {
+            say_failures(&pktlab_campaign::keys::check_files(&files)?)
+        }
     }
 }
 
-fn lines(items: &[String]) -> String {
-    items.iter().map(|l| format!("{l}\n")).collect()
+fn lines<T: std::fmt::Display>(items: impl IntoIterator<Item = T>) -> String {
+    items.into_iter().map(|l| format!("{l}\n")).collect()
 }
 
-fn check_args(
-    input: impl BufRead,
-    parse: impl Fn(&[String]) -> Result<(), clap::Error>,
-) -> anyhow::Result<()> {
-    let mut failures = Vec::new();
-    for line in input.lines() {
-        let line = line?;
-        let mut fields = line.split('\t');
-        let place = fields.next().unwrap_or_default().to_string();
-        let words: Vec<String> = fields.map(String::from).collect();
-        if let Err(e) = parse_command_line(&words, &parse) {
-            failures.push(format!("{place}: {e}"));
-        }
-    }
-    crate::cmd::common::write_stdout(&lines(&failures))?;
+/// Prints the failures, one a line; exit code 1 when there is one.
+fn say_failures(failures: &[String]) -> anyhow::Result<()> {
+    write_stdout(&lines(failures))?;
     match failures.len() {
         0 => Ok(()),
         _ => Err(crate::error::Exit(1).into()),
@@ -193,17 +149,11 @@ fn parse_command_line(
     words: &[String],
     parse: &impl Fn(&[String]) -> Result<(), clap::Error>,
 ) -> Result<(), String> {
-    use clap::error::ErrorKind;
     use clap::Parser;
-    let parsed = match words.get(1).map(String::as_str) {
+    manual::parse_outcome(match words.get(1).map(String::as_str) {
         Some(DOCS) => DocsCli::try_parse_from(&words[1..]).map(|_| ()),
         _ => parse(words),
-    };
-    match parsed {
-        Ok(()) => {}
-        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {}
-        Err(e) => return Err(clap_one_line(&e)),
-    }
+    })?;
     if words.get(1).map(String::as_str) == Some(pktlab_pktgen::NAME) {
         // Any CPU count a documented -c may name.
         pktlab_pktgen::options::parse(&words[2..], usize::from(u16::MAX))
@@ -212,60 +162,12 @@ fn parse_command_line(
     Ok(())
 }
 
-/// clap's error and its tip, without the usage lines.
-fn clap_one_line(e: &clap::Error) -> String {
-    let text = e.to_string();
-    let kept: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.starts_with("error:") || l.starts_with("tip:"))
-        .collect();
-    kept.join("; ").replace("error: ", "")
-}
-
-fn subcommand_paths(cmd: &clap::Command, prefix: &str, out: &mut Vec<String>) {
-    for sub in visible_subcommands(cmd) {
-        let path = format!("{prefix}{}", sub.get_name());
-        out.push(path.clone());
-        subcommand_paths(sub, &format!("{path} "), out);
-    }
-}
-
-fn check_campaigns(files: &[PathBuf]) -> anyhow::Result<()> {
-    let failures = pktlab_campaign::keys::check_files(files)?;
-    crate::cmd::common::write_stdout(&lines(&failures))?;
-    match failures.len() {
-        0 => Ok(()),
-        _ => Err(crate::error::Exit(1).into()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn parse_with_clap(cmd: clap::Command) -> impl Fn(&[String]) -> Result<(), clap::Error> {
         move |words| cmd.clone().try_get_matches_from(words).map(|_| ())
-    }
-
-    #[test]
-    fn a_misspelt_flag_is_reported_with_clap_s_tip() {
-        let cmd = clap::Command::new("pktlab")
-            .subcommand(clap::Command::new("gen").arg(clap::Arg::new("duration").long("duration")));
-        let parse = parse_with_clap(cmd);
-        let input = "a.md:3\tpktlab\tgen\t--duration\t5s\nb.md:7\tpktlab\tgen\t--duraton\t5s\n";
-        let words = |l: &str| l.split('\t').skip(1).map(String::from).collect::<Vec<_>>();
-        let lines: Vec<&str> = input.lines().collect();
-        assert_eq!(parse_command_line(&words(lines[0]), &parse), Ok(()));
-        let err = parse_command_line(&words(lines[1]), &parse).unwrap_err();
-        assert!(
-            err.starts_with("unexpected argument '--duraton' found"),
-            "{err}"
-        );
-        assert!(
-            err.contains("tip: a similar argument exists: '--duration'"),
-            "{err}"
-        );
     }
 
     #[test]

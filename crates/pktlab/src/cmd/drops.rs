@@ -3,16 +3,10 @@
 //! reason traced), then a summary, with the CPUs' backlog refusals the
 //! kernel counted meanwhile.
 
-use std::time::{Duration, Instant};
-
-use pktlab_engine::stop::Ticker;
-
-use pktlab_io::droptrace::{netns_inode, DropCounts, DropTracer, Places};
+use pktlab_loss::watch::{watch, WatchSpec, Watched};
 use pktlab_report::drops as out;
-use pktlab_wire::units;
 
 use crate::cmd::common::emit_line;
-use crate::error::usage;
 
 /// Count the frames the kernel drops, by network namespace, interface,
 /// dropping function and drop reason (the skb:kfree_skb tracepoint, with
@@ -45,93 +39,48 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let interval = units::parse_duration(&args.interval)?;
-    if interval < Duration::from_millis(10) {
-        return Err(usage(format!(
-            "invalid interval '{}': use at least 10ms",
-            args.interval
-        )));
-    }
-    let time = match &args.time {
-        Some(t) => {
-            let d = units::parse_duration(t)?;
-            if d.is_zero() {
-                return Err(usage(format!("invalid time '{t}': use more than 0s")));
-            }
-            Some(d)
-        }
-        None => None,
-    };
-    let only_ns = match &args.netns {
-        Some(n) => Some(netns_inode(Some(n)).map_err(usage)?),
-        None => None,
-    };
+    let spec = WatchSpec::parse(
+        &args.interval,
+        args.time.as_deref(),
+        args.netns.as_deref(),
+        args.all,
+    )?;
     crate::cmd::common::install_signals()?;
-    let tracer = DropTracer::start(args.all)?;
-    // Unreadable softnet counts only leave out the summary's counted line.
-    let softnet_before = pktlab_lab::softnet::read().unwrap_or_default();
-    let mut places = Places::load();
-    let filter = |c: DropCounts| match only_ns {
-        Some(ino) => DropCounts {
-            frames: c
-                .frames
-                .into_iter()
-                .filter(|(k, _)| k.netns == ino)
-                .collect(),
-            overflow: c.overflow,
-            missed: c.missed,
-        },
-        None => c,
-    };
     let mut stdout = std::io::stdout().lock();
-    let first = filter(tracer.read()?);
-    let ready = if args.json {
-        out::ready_json(args.all, args.netns.as_deref()).to_string()
-    } else {
-        out::header()
-    };
-    if emit_line(&mut stdout, &ready)? {
-        return Ok(());
-    }
-    let mut ticker = Ticker::new(interval, time);
-    let (mut prev, mut prev_at) = (first.clone(), ticker.start());
-    loop {
-        let tick = ticker.wait();
-        let now = filter(tracer.read()?);
-        let at = Instant::now();
-        let named = places.name(&now.since(&prev));
-        let seconds = (at - prev_at).as_secs_f64();
-        let line = if args.json {
-            out::interval_json(tick.number, seconds, &named).to_string()
-        } else {
-            out::interval_text(tick.number, seconds, &named)
+    watch(&spec, |seen| {
+        let line = match seen {
+            Watched::Ready if args.json => {
+                out::ready_json(args.all, args.netns.as_deref()).to_string()
+            }
+            Watched::Ready => out::header(),
+            Watched::Interval {
+                number,
+                seconds,
+                drops,
+            } if args.json => out::interval_json(number, seconds, drops).to_string(),
+            Watched::Interval {
+                number,
+                seconds,
+                drops,
+            } => out::interval_text(number, seconds, drops),
+            Watched::Summary {
+                seconds,
+                drops,
+                backlogs,
+                missed,
+            } => {
+                if missed > 0 {
+                    eprintln!(
+                        "pktlab: warning: {}",
+                        pktlab_loss::drops::missed_line(missed)
+                    );
+                }
+                match args.json {
+                    true => out::summary_json(seconds, drops, backlogs).to_string(),
+                    false => out::summary_text(seconds, args.all, drops, backlogs),
+                }
+            }
         };
-        if emit_line(&mut stdout, &line)? {
-            return Ok(());
-        }
-        (prev, prev_at) = (now, at);
-        if tick.interrupted || tick.at_end {
-            break;
-        }
-    }
-    let seconds = (prev_at - ticker.start()).as_secs_f64();
-    let all = prev.since(&first);
-    if all.missed > 0 {
-        eprintln!(
-            "pktlab: warning: {}",
-            pktlab_loss::drops::missed_line(all.missed)
-        );
-    }
-    let named = places.name(&all);
-    let backlogs = pktlab_lab::softnet::deltas(
-        &softnet_before,
-        &pktlab_lab::softnet::read().unwrap_or_default(),
-    );
-    let line = if args.json {
-        out::summary_json(seconds, &named, &backlogs).to_string()
-    } else {
-        out::summary_text(seconds, args.all, &named, &backlogs)
-    };
-    emit_line(&mut stdout, &line)?;
-    Ok(())
+        emit_line(&mut stdout, &line)
+    })
 }

@@ -127,23 +127,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         DropTrace::Off => None,
         _ => Some(tracer.window()?),
     };
-    let src = args
-        .src
-        .clone()
-        .unwrap_or_else(|| options::default_range(&cfg, true).to_string());
-    let dst = args
-        .dst
-        .clone()
-        .unwrap_or_else(|| options::default_range(&cfg, false).to_string());
-    let sizes = &cfg.frames.sizes;
-    let info = GenInfo {
-        iface: cfg.iface.clone(),
-        flows: cfg.frames.flows.count(),
-        sizes: sizes.to_string(),
-        fixed_size: (sizes.min() == sizes.max()).then(|| sizes.min()),
-        requested_pps: cfg.plan.rate_pps,
-        threads: cfg.plan.threads,
-    };
+    let (src, dst) = out::ranges(&cfg, args.src.as_deref(), args.dst.as_deref());
+    let info = GenInfo::of(&cfg);
     let o = &args.output;
     let result = run_gen_accounted(&cfg, &stop, |event| match event {
         TxEvent::Started { backend } => {

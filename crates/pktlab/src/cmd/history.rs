@@ -5,11 +5,10 @@
 use std::path::PathBuf;
 
 use pktlab_history::commands::{self, Selection};
-use pktlab_history::{text, DbTarget};
+use pktlab_history::DbTarget;
 use pktlab_stats::Confidence;
 
 use crate::cmd::common::write_stdout;
-use crate::error::usage;
 
 /// The results history: every campaign of bench and rfc2544 in a database,
 /// trends over labels (kernels, firmwares, rulesets) with regressions and
@@ -71,9 +70,9 @@ pub struct ImportPpsArgs {
     pub size: String,
 }
 
-/// Which series.
+/// Which configuration, traffic and size.
 #[derive(clap::Args, Debug, Clone)]
-pub struct SeriesArgs {
+pub struct FilterArgs {
     /// Only this configuration
     #[arg(long = "config", value_name = "NAME")]
     pub config: Option<String>,
@@ -83,6 +82,13 @@ pub struct SeriesArgs {
     /// Only this frame size or mix
     #[arg(long = "size", value_name = "SIZE")]
     pub size: Option<String>,
+}
+
+/// Which series.
+#[derive(clap::Args, Debug, Clone)]
+pub struct SeriesArgs {
+    #[command(flatten)]
+    pub filter: FilterArgs,
     /// forwarded_pps, offered_pps, ndr, pdr, lower_pps@LOSS%,
     /// upper_pps@LOSS%, or a latency such as p99_ns@90% [default: each
     /// run's forwarded_pps, each search's lower bounds]
@@ -120,15 +126,8 @@ pub struct CompareArgs {
     /// The label compared with it
     #[arg(value_name = "LABEL_B")]
     pub b: String,
-    /// Only this configuration
-    #[arg(long = "config", value_name = "NAME")]
-    pub config: Option<String>,
-    /// Only this traffic profile
-    #[arg(long = "traffic", value_name = "NAME")]
-    pub traffic: Option<String>,
-    /// Only this frame size or mix
-    #[arg(long = "size", value_name = "SIZE")]
-    pub size: Option<String>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
     /// The metric compared [default: as for trend]
     #[arg(long = "metric", value_name = "METRIC")]
     pub metric: Option<String>,
@@ -152,13 +151,13 @@ pub struct ListArgs {
     pub json: bool,
 }
 
-impl SeriesArgs {
-    fn selection(&self) -> Selection {
+impl FilterArgs {
+    fn selection(&self, metric: &Option<String>) -> Selection {
         Selection {
             config: self.config.clone(),
             traffic: self.traffic.clone(),
             size: self.size.clone(),
-            metric: self.metric.clone(),
+            metric: metric.clone(),
         }
     }
 }
@@ -174,55 +173,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Sub::Report(a) => commands::trends(&target, &a.series.selection(), &a.series.by)
             .and_then(|t| commands::write_report(&target, t, &a.output)),
         Sub::Compare(a) => return compare(&target, &a),
-        Sub::List(a) => commands::list(&target).map(|campaigns| {
-            if a.json {
-                campaigns.iter().map(|c| json_line(&c)).collect()
-            } else {
-                text::list_text(&campaigns)
-            }
-        }),
+        Sub::List(a) => commands::list(&target).map(|c| commands::list_output(&c, a.json)),
     };
     write_stdout(&text?)
 }
 
-fn json_line(v: &impl serde::Serialize) -> String {
-    serde_json::to_string(v).expect("serialisable") + "\n"
+impl SeriesArgs {
+    fn selection(&self) -> Selection {
+        self.filter.selection(&self.metric)
+    }
 }
 
 fn trend(target: &DbTarget, a: &TrendArgs) -> anyhow::Result<()> {
     let t = commands::trends(target, &a.series.selection(), &a.series.by)?;
-    let out = if a.json {
-        t.trends.iter().map(json_line).collect()
-    } else {
-        let texts: Vec<String> = t.trends.iter().map(text::trend_text).collect();
-        texts.join("\n")
-    };
     for n in &t.notes {
         eprintln!("pktlab: {n}");
     }
-    write_stdout(&out)
+    write_stdout(&commands::trends_output(&t.trends, a.json))
 }
 
 fn compare(target: &DbTarget, a: &CompareArgs) -> anyhow::Result<()> {
-    let confidence: Confidence = a.confidence.parse().map_err(|_| {
-        usage(format!(
-            "invalid confidence level '{}': use 80, 90, 95, 98, 99 or 99.5",
-            a.confidence
-        ))
-    })?;
-    let selection = Selection {
-        config: a.config.clone(),
-        traffic: a.traffic.clone(),
-        size: a.size.clone(),
-        metric: a.metric.clone(),
-    };
-    let found = commands::compare(target, &a.a, &a.b, &selection)?;
-    write_stdout(&if a.json {
-        found
-            .iter()
-            .map(|c| json_line(&commands::comparison_json(c, confidence)))
-            .collect()
-    } else {
-        text::compare_text(&found, confidence)
-    })
+    let confidence = Confidence::parse_level(&a.confidence)?;
+    let found = commands::compare(target, &a.a, &a.b, &a.filter.selection(&a.metric))?;
+    write_stdout(&commands::compare_output(&found, confidence, a.json))
 }

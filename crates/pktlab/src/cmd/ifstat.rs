@@ -1,15 +1,9 @@
 //! `pktlab ifstat`: per-second interface counters, like `netstat -iw 1`.
 
-use std::time::{Duration, Instant};
-
-use pktlab_engine::stop::Ticker;
-
-use pktlab_lab::{netns, ports};
+use pktlab_lab::ifstat::{IfSeen, IfWatch};
 use pktlab_report::ifstat::{self as out, IfstatRow};
-use pktlab_wire::units;
 
 use crate::cmd::common::emit_line;
-use crate::error::usage;
 
 /// Print input packets, errors, drops and bytes, and output packets,
 /// errors, bytes and drops, once per interval, summed over the interfaces
@@ -41,69 +35,35 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let interval = units::parse_duration(&args.interval)?;
-    if interval < Duration::from_millis(10) {
-        return Err(usage(format!(
-            "invalid interval '{}': use at least 10ms",
-            args.interval
-        )));
-    }
-    if args.count == Some(0) {
-        return Err(usage("invalid count 0: use at least 1"));
-    }
-    let ns = args.netns.as_deref();
-    if let Some(n) = ns {
-        if !netns::exists(n) {
-            return Err(usage(format!("network namespace {n} does not exist")));
-        }
-    }
-    let names = if args.ifaces.is_empty() {
-        match ns {
-            Some(n) => netns::within(n, ports::iface_names)??,
-            None => ports::iface_names()?,
-        }
-    } else {
-        args.ifaces.clone()
-    };
-    if names.is_empty() {
-        return Err(usage("no interface to watch"));
-    }
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let read = || ports::counters_at(ns, &refs);
-    // A bad interface name is bad input: say so before the first interval.
-    let mut prev = read().map_err(|e| usage(e.to_string()))?;
+    let watch = IfWatch::open(
+        &args.interval,
+        args.count,
+        args.netns.as_deref(),
+        &args.ifaces,
+    )?;
     crate::cmd::common::install_signals()?;
-    let what = if names.len() == 1 {
-        names[0].clone()
-    } else {
-        "(Total)".to_string()
+    let what = match watch.names() {
+        [one] => one.clone(),
+        _ => "(Total)".to_string(),
     };
-    let mut ticker = Ticker::new(interval, None);
-    let mut prev_at = ticker.start();
     let mut stdout = std::io::stdout().lock();
-    for t in 0.. {
+    watch.run(|seen| match seen {
         // netstat repeats its header every 21 lines.
-        if !args.json && t % 21 == 0 && emit_line(&mut stdout, &out::header(&what))? {
-            return Ok(());
+        IfSeen::Waiting { index } if !args.json && index % 21 == 0 => {
+            emit_line(&mut stdout, &out::header(&what))
         }
-        let tick = ticker.wait();
-        if tick.interrupted {
-            return Ok(());
+        IfSeen::Waiting { .. } => Ok(false),
+        IfSeen::Interval {
+            number,
+            seconds,
+            deltas,
+        } => {
+            let row = IfstatRow::sum(deltas);
+            let line = match args.json {
+                true => row.json(number as usize, seconds).to_string(),
+                false => out::row(&row),
+            };
+            emit_line(&mut stdout, &line)
         }
-        let now = read()?;
-        let at = Instant::now();
-        let deltas: Vec<_> = now.iter().zip(&prev).map(|(n, p)| n.delta(p)).collect();
-        let row = IfstatRow::sum(&deltas);
-        let line = if args.json {
-            row.json(tick.number as usize, (at - prev_at).as_secs_f64())
-                .to_string()
-        } else {
-            out::row(&row)
-        };
-        if emit_line(&mut stdout, &line)? || args.count.is_some_and(|c| tick.number >= c) {
-            return Ok(());
-        }
-        (prev, prev_at) = (now, at);
-    }
-    Ok(())
+    })
 }

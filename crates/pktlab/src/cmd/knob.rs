@@ -9,11 +9,10 @@ use std::time::Duration;
 use clap::{Args as ClapArgs, Parser, Subcommand, ValueEnum};
 
 use pktlab_io::fastpath::{self, Redirect, TcHook, XdpForward};
-use pktlab_lab::knobs::{host, napi, state};
+use pktlab_lab::knobs::{self, host, napi, state};
 use pktlab_report::knob as out;
 
 use crate::cmd::common;
-use crate::error::usage;
 
 /// Attach or detach a DUT fast path, thread NAPI, set or restore a host
 /// sysctl, or print the state the DUT configurations change (run by the
@@ -154,23 +153,13 @@ pub struct StatsArgs {
     pub json: bool,
 }
 
-fn mask_cpus(mask: Option<&str>) -> anyhow::Result<Option<Vec<usize>>> {
-    let Some(mask) = mask else { return Ok(None) };
-    match pktlab_lab::parse_mask(mask) {
-        Some(cpus) if !cpus.is_empty() => Ok(Some(cpus)),
-        _ => Err(usage(format!(
-            "invalid CPU mask '{mask}': use hexadecimal groups of 32 bits, as in 2 or ff,ffffffff"
-        ))),
-    }
-}
-
 pub fn run(args: Args) -> anyhow::Result<()> {
     match args.what {
         What::XdpForward(a) => xdp(a),
         What::TcForward(a) => tc(a),
         What::NapiThreads(a) => {
             let ports: Vec<&str> = a.ports.iter().map(String::as_str).collect();
-            let pin = mask_cpus(a.cpus_mask.as_deref())?;
+            let pin = pktlab_lab::mask_cpus(a.cpus_mask.as_deref())?;
             napi::set_threaded(&ports, a.state == OnOff::On, pin.as_deref())?;
             Ok(())
         }
@@ -185,7 +174,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn xdp_drops(a: XdpDropsArgs) -> anyhow::Result<()> {
-    let (total, places) = pktlab_lab::knobs::xdp_drops_during(Duration::from_secs(a.secs))?;
+    let (total, places) = knobs::xdp_drops_during(Duration::from_secs(a.secs))?;
     common::write_stdout(&match a.json {
         true => out::xdp_drops_json(total, a.secs, &places),
         false => out::xdp_drops_text(total, a.secs, &places),
@@ -201,7 +190,7 @@ fn xdp(a: XdpArgs) -> anyhow::Result<()> {
                     RedirectArg::Plain => Redirect::Plain,
                     RedirectArg::Devmap => Redirect::Devmap,
                 },
-                cpus: mask_cpus(a.cpus_mask.as_deref())?.unwrap_or_default(),
+                cpus: pktlab_lab::mask_cpus(a.cpus_mask.as_deref())?.unwrap_or_default(),
                 queue: a.queue,
             };
             fastpath::attach_xdp_forward(&ports, &how)?;
@@ -233,19 +222,15 @@ fn tc(a: TcArgs) -> anyhow::Result<()> {
 fn host_sysctl(action: HostAction) -> anyhow::Result<()> {
     match action {
         HostAction::Set { setting } => {
-            let Some((key, value)) = setting.split_once('=') else {
-                return Err(usage(format!(
-                    "invalid setting '{setting}': use KEY=VALUE, as in net.core.netdev_max_backlog=2000"
-                )));
-            };
-            let change = host::set_host_sysctl(key.trim(), value.trim(), host::Owner::from_env())?;
+            let (key, value) = host::parse_setting(&setting)?;
+            let change = host::set_host_sysctl(key, value, host::Owner::from_env())?;
             eprintln!("{}", host::host_notice(&change.key, &change.new));
         }
         HostAction::Restore { key } => {
             host::restore_host_sysctl(key.trim())?;
         }
         HostAction::RestoreOrphans => {
-            let restored = pktlab_lab::knobs::restore_saved_host_sysctls()?;
+            let restored = knobs::restore_saved_host_sysctls()?;
             common::write_stdout(&out::restored_text(&restored))?;
         }
     }

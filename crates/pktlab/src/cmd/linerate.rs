@@ -1,12 +1,8 @@
 //! `pktlab linerate`: Ethernet line rates, or a measured rate against one.
 
-use pktlab_campaign::plan::RFC2544_SIZES;
 use pktlab_report::linerate as out;
-use pktlab_wire::size::SizeMix;
-use pktlab_wire::units::{self, Rate};
 
-use crate::cmd::common::print_json;
-use crate::error::usage;
+use crate::cmd::common;
 
 /// Line rates of a link: frames per second for each RFC 2544 frame size
 /// and Simple IMIX, with L1 (on the wire), L2 (frames with FCS) and IP bits
@@ -31,55 +27,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let speed = units::parse_link_speed(&args.speed)?;
-    let link_bps = if args.fdx { speed * 2.0 } else { speed };
-    let mixes: Vec<SizeMix> = match &args.size {
-        Some(text) => vec![text.parse()?],
-        None => RFC2544_SIZES
-            .iter()
-            .map(|&s| SizeMix::single(s).expect("RFC 2544 sizes are valid"))
-            .chain([SizeMix::imix()])
-            .collect(),
-    };
-    let lines: Vec<out::LineRate> = mixes.iter().map(|m| out::line_rate(link_bps, m)).collect();
-    let Some(text) = &args.pps else {
-        if args.json {
-            for l in &lines {
-                print_json(&serde_json::json!({"type": "line_rate", "fdx": args.fdx, "line": l}));
-            }
-        } else {
-            print!("{}\n{}", out::title(link_bps, args.fdx), out::table(&lines));
-        }
-        return Ok(());
-    };
-    let pps = match units::parse_rate(text)? {
-        Rate::Pps(pps) => pps,
-        _ => {
-            return Err(usage(format!(
-                "invalid --pps '{text}': give frames per second, such as 1.2M or 850kpps"
-            )))
-        }
-    };
-    if args.size.is_none() {
-        return Err(usage(
-            "--pps needs the frame size or mix of the measured rate (-l 64, -l imix, ...)",
-        ));
-    }
-    let rate = out::at_rate(link_bps, &mixes[0], pps);
-    if args.json {
-        print_json(&serde_json::json!({
-            "type": "measured_rate",
-            "fdx": args.fdx,
-            "rate": rate,
-            "line": lines[0],
-            "line_percent": pps / lines[0].pps * 100.0,
-        }));
-    } else {
-        print!(
-            "{}\n{}",
-            out::title(link_bps, args.fdx),
-            out::measured(&rate, &lines[0])
-        );
-    }
-    Ok(())
+    let text = out::command_text(
+        &args.speed,
+        args.fdx,
+        args.size.as_deref(),
+        args.pps.as_deref(),
+        args.json,
+    )?;
+    common::write_stdout(&text)
 }

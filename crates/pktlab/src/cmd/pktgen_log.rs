@@ -66,31 +66,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                     os_message(&err)
                 ))
             })?;
-            Ok((path, String::from_utf8_lossy(&bytes).into_owned()))
+            Ok((
+                path.display().to_string(),
+                String::from_utf8_lossy(&bytes).into_owned(),
+            ))
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
 
-    let with_names = logs.len() > 1;
-    let mut out = String::new();
-    for (path, log) in &logs {
-        let prefix = if with_names {
-            format!("{} ", path.display())
-        } else {
-            String::new()
-        };
-        if args.all {
-            for pps in pktgen::pps_samples(log) {
-                out.push_str(&format!("{prefix}{pps}\n"));
-            }
-            continue;
-        }
-        let value = pktgen::log_value(log, trim, args.trim == TrimUnit::Samples);
-        match value {
-            Ok(value) => {
-                out.push_str(&format!("{prefix}{}\n", pktgen::format_run_value(value)));
-            }
-            Err(why) => eprintln!("pktlab: warning: {}: {why}", path.display()),
-        }
+    let (out, warnings) = pktgen::logs_text(&logs, trim, args.trim == TrimUnit::Samples, args.all);
+    for w in warnings {
+        eprintln!("pktlab: warning: {w}");
     }
     common::write_stdout(&out)
 }

@@ -1,7 +1,6 @@
 //! `pktlab recv`: the receiver.
 
 use clap::Parser;
-use pktlab_engine::backend::IoSpec;
 use pktlab_engine::options::{self, RecvOptions};
 use pktlab_engine::recv::run_recv;
 use pktlab_engine::rx::RxEvent;
@@ -94,25 +93,15 @@ pub struct Args {
     pub drop_trace: Option<String>,
 }
 
-/// `--drop-trace`. Auto by default only when the ranges are given: only
-/// then does the receiver know its whole loss (the streams that never
-/// arrived included), so a split of a bare recv's loss would leave out
-/// what a blackhole took; and a plain recv (another generator's frames, a
-/// pcap file) loads no BPF and puts no program on the kernel's drop path
-/// it did not ask for. Nothing to trace when reading a file.
-fn drop_trace(args: &Args, ranges: bool, io: &IoSpec) -> anyhow::Result<DropTrace> {
-    Ok(match &args.drop_trace {
-        Some(text) => text.parse()?,
-        None if ranges && io.needs_iface() => DropTrace::Auto,
-        None => DropTrace::Off,
-    })
-}
-
 pub fn run(args: Args) -> anyhow::Result<()> {
     let options = args.options();
     let cfg = options::recv_config(&options)?;
     let expected = options.expected_streams()?;
-    let trace = drop_trace(&args, expected.is_some(), &cfg.io)?;
+    let trace = DropTrace::for_receiver(
+        args.drop_trace.as_deref(),
+        expected.is_some(),
+        cfg.io.needs_iface(),
+    )?;
     common::install_signals()?;
     // Started before the receiver counts, so that it sees every frame's drop.
     let tracer = common::drop_tracer(trace, "the loss is attributed to the receiver's ring only")?;

@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use pktlab_report::html::{self, Folder, REPORT_FILE};
+use pktlab_report::export::tidy;
+use pktlab_report::html::{self, Folder};
 
 use crate::error::usage;
 
@@ -31,23 +32,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for d in &args.dirs {
         folders.push(Folder::load(d).map_err(|e| usage(e.to_string()))?);
     }
-    let target = match (&args.output, folders.as_slice()) {
-        (Some(o), _) => o.clone(),
-        (None, [one]) => one.path.join(REPORT_FILE),
-        (None, _) => PathBuf::from(REPORT_FILE),
-    };
-    let page = html::render(&folders);
-    pktlab_campaign::atomic::write_atomic(&target, page.as_bytes())?;
+    let target = html::write_page(&folders, args.output.as_deref())?;
     println!("Report: {}", target.display());
     for f in folders.iter().filter(|_| args.csv) {
-        let dir = f.path.join("csv");
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
-        for (name, text) in pktlab_report::export::tidy::files(f) {
-            let path = dir.join(name);
-            pktlab_campaign::atomic::write_atomic(&path, text.as_bytes())?;
-            println!("CSV: {}", path.display());
-        }
+        tidy::write_files(f, |path| println!("CSV: {}", path.display()))?;
     }
     for f in &folders {
         for m in &f.missing {

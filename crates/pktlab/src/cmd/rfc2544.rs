@@ -247,25 +247,16 @@ fn closing(
 ) -> anyhow::Result<()> {
     let (o, s) = (&args.output, method.results());
     let dir = c.folder().path.display().to_string();
-    if o.json {
-        campaigns::print_json_lines(&out::closing_json(
-            &s.report,
-            &dir,
-            s.trials.len(),
-            outcome.interrupted,
-        ));
-    } else {
-        print!(
-            "{}",
-            out::closing_text(
-                &s.report,
-                c.plan().link_bps,
-                &dir,
-                s.trials.len(),
-                outcome.interrupted
-            )
-        );
-    }
+    let trials = s.trials.len();
+    let link_bps = c.plan().link_bps;
+    common::write_stdout(&out::closing_output(
+        &s.report,
+        link_bps,
+        &dir,
+        trials,
+        outcome.interrupted,
+        o.json,
+    ))?;
     recording::say_recorded(recorder, &c.folder().path, !o.json && !o.quiet);
     campaigns::exit(&outcome, "searches", "rfc2544", &dir)
 }

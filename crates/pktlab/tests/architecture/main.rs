@@ -226,11 +226,12 @@ fn functions_fit_on_a_screen() {
 }
 
 /// The most production lines the binary may hold: it turns arguments into
-/// calls and events into text, the libraries do the work. A ratchet: the
-/// aim is 2,500; what is left is mostly clap's argument types and their
-/// help (docs/ARCHITECTURE.md). `pktlab rfc9693` (its clap arguments and
-/// display, `cmd/rfc9693.rs`) raised it from 3,200.
-const MAX_BINARY_LINES: usize = 3400;
+/// calls and events into text, the libraries do the work. A ratchet, a
+/// little above today's count: the aim is 2,500; what is left is mostly
+/// clap's argument types and their help, their conversion into the
+/// libraries' options, and the display of a campaign's events
+/// (docs/ARCHITECTURE.md).
+const MAX_BINARY_LINES: usize = 2860;
 
 #[test]
 fn the_binary_is_thin() {

@@ -2,9 +2,26 @@
 //! row per observation, for pandas, R or a spreadsheet (columns in the
 //! README): `runs.csv`, `seconds.csv`, `trials.csv`, `latency.csv`.
 
+use std::path::{Path, PathBuf};
+
+use pktlab_campaign::CampaignError;
 use serde::Serialize;
 
 use crate::html::data::Folder;
+
+/// Writes the CSV files of `folder` into its `csv/` subfolder, telling
+/// `written` each file as it is written.
+pub fn write_files(folder: &Folder, mut written: impl FnMut(&Path)) -> Result<(), CampaignError> {
+    let dir = folder.path.join("csv");
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| CampaignError::Failed(format!("cannot create {}: {e}", dir.display())))?;
+    for (name, text) in files(folder) {
+        let path: PathBuf = dir.join(name);
+        pktlab_campaign::atomic::write_atomic(&path, text.as_bytes())?;
+        written(&path);
+    }
+    Ok(())
+}
 
 /// The CSV files of `folder`: (file name, text): a fixed-rate campaign's
 /// runs and seconds, a search's trials and latencies.

@@ -12,7 +12,7 @@ use super::data::Folder;
 use super::escape::html;
 use super::numbers::grouped;
 use super::sections::{figure, table};
-use crate::export::sweep::goal_name;
+use crate::tables::sweep::goal_name;
 
 /// The section, or nothing for a folder without a knob sweep.
 pub fn section(f: &Folder) -> String {

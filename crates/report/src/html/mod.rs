@@ -20,14 +20,30 @@ pub mod sections;
 pub mod sizes;
 pub mod stateful;
 
+use std::path::{Path, PathBuf};
+
 use pktlab_campaign::runs::Runs;
 use pktlab_campaign::sink::{Exporter, Finished};
+use pktlab_campaign::CampaignError;
 use pktlab_search::mlr::Searches;
 use pktlab_search::stateful::StatefulReport;
 
 pub use data::{Folder, LoadError};
 
 pub const REPORT_FILE: &str = "report.html";
+
+/// Writes the page of `folders` to `output`, else into the one folder
+/// (its `report.html`), else (several folders) to `report.html` here;
+/// the file written.
+pub fn write_page(folders: &[Folder], output: Option<&Path>) -> Result<PathBuf, CampaignError> {
+    let target = match (output, folders) {
+        (Some(o), _) => o.to_path_buf(),
+        (None, [one]) => one.path.join(REPORT_FILE),
+        (None, _) => PathBuf::from(REPORT_FILE),
+    };
+    pktlab_campaign::atomic::write_atomic(&target, render(folders).as_bytes())?;
+    Ok(target)
+}
 
 /// The page of the folders: one folder's report, or a comparison.
 pub fn render(folders: &[Folder]) -> String {

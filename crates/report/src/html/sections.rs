@@ -400,7 +400,7 @@ pub fn configurations(f: &Folder) -> String {
             numbers += &format!("<p>Line rate: {} pps.</p>", pps(l));
         }
         let owned: Vec<Cell> = cells.iter().map(|c| (*c).clone()).collect();
-        let ministat = crate::export::ministat::text_for(std::slice::from_ref(traffic), &owned);
+        let ministat = crate::tables::ministat::text_for(std::slice::from_ref(traffic), &owned);
         numbers += &format!("<pre class=\"ministat\">{}</pre>", html(&ministat));
         out += &format!("<h3>Traffic {}</h3>", html(traffic));
         out += &figure(&chart, &numbers);
