@@ -44,6 +44,7 @@ use pktlab_io::xdprecv::{XdpRecvConfig, DEFAULT_STREAMS};
 use pktlab_wire::flow::{FlowOrder, FlowSet};
 use pktlab_wire::frame::FrameSpec;
 use pktlab_wire::mac::MacAddr;
+use pktlab_wire::rfc4814::PortMode;
 use serde::{Deserialize, Serialize};
 
 use crate::RemoteError;
@@ -52,7 +53,8 @@ use pktlab_loss::monitor::{IfaceCounters, Second};
 
 /// The protocol's version: a controller and a worker that differ refuse
 /// to work together. 2: the observe task. 3: the observer's drop tracer.
-pub const PROTOCOL_VERSION: u32 = 3;
+/// 4: RFC 4814 ports (an older worker would send the ranges' ports).
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// The first line the controller sends.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -120,6 +122,9 @@ pub struct GenJob {
     pub dst: String,
     /// `None`: sequential; else the random order's seed.
     pub random_seed: Option<u64>,
+    /// RFC 4814 pseudorandom ports from this seed; `None`: the ranges'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rfc4814_seed: Option<u64>,
     pub sizes: String,
     pub threads: usize,
     pub count: Option<u64>,
@@ -295,6 +300,10 @@ impl GenJob {
                 FlowOrder::Sequential => None,
                 FlowOrder::Random { seed } => Some(seed),
             },
+            rfc4814_seed: match f.ports {
+                PortMode::Ranges => None,
+                PortMode::Rfc4814 { seed } => Some(seed),
+            },
             sizes: f.sizes.to_string(),
             threads: p.threads,
             count: p.count,
@@ -321,6 +330,10 @@ impl GenJob {
                 Some(seed) => FlowOrder::Random { seed },
             },
             sizes: self.sizes.parse()?,
+            ports: match self.rfc4814_seed {
+                None => PortMode::Ranges,
+                Some(seed) => PortMode::Rfc4814 { seed },
+            },
         };
         frames.validate()?;
         pktlab_wire::safety::check_destinations(&frames.flows)?;
@@ -403,6 +416,7 @@ mod tests {
             flows: pktlab_wire::flow::FlowSet::lab(pktlab_wire::range::Family::Inet4),
             order: pktlab_wire::flow::FlowOrder::Sequential,
             sizes: "64".parse().unwrap(),
+            ports: pktlab_wire::PortMode::Ranges,
         };
         GenConfig {
             io: IoSpec::AfPacket,
