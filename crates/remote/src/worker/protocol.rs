@@ -465,6 +465,14 @@ mod tests {
         assert_eq!(again.plan.cpus, [1, 3]);
         assert_eq!(again.plan.netns.as_deref(), Some("a-gen"));
         assert_eq!(again.plan.batch, cfg.plan.batch);
+        // The ranges' ports write no key; RFC 4814 ports travel with their seed.
+        assert!(!line.contains("rfc4814_seed"), "{line}");
+        let mut cfg = gen_config();
+        cfg.frames.ports = PortMode::Rfc4814 { seed: 77 };
+        let line = serde_json::to_string(&GenJob::from_config(&cfg).unwrap()).unwrap();
+        assert!(line.contains("\"rfc4814_seed\":77"), "{line}");
+        let back: GenJob = serde_json::from_str(&line).unwrap();
+        assert_eq!(back.to_config().unwrap().frames, cfg.frames);
     }
 
     #[test]
@@ -525,7 +533,14 @@ mod tests {
             e.starts_with("protocol version 7 from the controller, but this worker (pktlab "),
             "{e}"
         );
-        assert!(e.ends_with("speaks version 3: use the same pktlab version on every host"));
+        assert!(e.ends_with("speaks version 4: use the same pktlab version on every host"));
+        // A controller of version 3 (before RFC 4814 ports) is refused too:
+        // its worker would send the ranges' ports in silence.
+        let e = parse_job(r#"{"version":3,"task":{"role":"teleport"}}"#).unwrap_err();
+        assert!(
+            e.starts_with("protocol version 3 from the controller"),
+            "{e}"
+        );
         // A worker of version 2 (before the observer's drop tracer) is
         // refused by name, as a controller of version 2 is by this worker.
         let old = parse_job(
