@@ -32,6 +32,7 @@
 //! [[traffic]]
 //! name = "inet4"             # inet4 and inet6 are the lab's 2000 flows
 //! sizes = [64, 512, 1518]    # a sweep: inet4-64, inet4-512, inet4-1518
+//! ports = "ranges"           # or "rfc4814": pseudorandom ports per frame
 //!
 //! [[config]]
 //! name = "forwarding"        # a built-in configuration (built-in lab)
@@ -205,6 +206,10 @@ pub struct TrafficSection {
     pub reverse_src: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reverse_dst: Option<String>,
+    /// `ranges` (default: the ports of `src` and `dst`) or `rfc4814`
+    /// (pseudorandom per frame, RFC 4814's ranges, seed 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ports: Option<String>,
 }
 
 /// One `[[config]]`.

@@ -781,6 +781,7 @@ fn traffic_profiles(
         }
         base.threads = n;
     }
+    base.rfc4814_seed = traffic_ports(t)?;
     base = both_ways(t, base)?;
     let with_size = |mut tr: Traffic, size: &str| -> Result<Traffic, CampaignError> {
         let mix: SizeMix = size.parse()?;
@@ -826,6 +827,21 @@ fn traffic_profiles(
             let size = size.clone().unwrap_or_else(|| base.sizes.clone());
             Ok((vec![with_size(base, &size)?], None))
         }
+    }
+}
+
+/// The seed of RFC 4814 ports when `ports = "rfc4814"`: always the same,
+/// so that every run of a campaign sends the same ports.
+const RFC4814_SEED: u64 = 1;
+
+fn traffic_ports(t: &TrafficSection) -> Result<Option<u64>, CampaignError> {
+    match t.ports.as_deref() {
+        None | Some("ranges") => Ok(None),
+        Some("rfc4814") => Ok(Some(RFC4814_SEED)),
+        Some(other) => Err(usage(format!(
+            "invalid ports '{other}' in traffic '{}': use ranges or rfc4814",
+            t.name
+        ))),
     }
 }
 
@@ -1031,6 +1047,41 @@ mod tests {
                 name: "inet4".into(),
                 members: vec![(64, "inet4-64".into()), (1518, "inet4-1518".into())],
             }]
+        );
+    }
+
+    #[test]
+    fn rfc4814_ports() {
+        let c = parse("[[traffic]]\nname = \"inet4\"\nports = \"rfc4814\"\nsizes = [64, 1518]\n")
+            .unwrap();
+        assert_eq!(c.traffics.len(), 2);
+        assert!(c.traffics.iter().all(|t| t.rfc4814_seed == Some(1)));
+        let spec = c.traffics[1]
+            .frame_spec([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+            .unwrap();
+        assert_eq!(spec.ports, pktlab_wire::PortMode::Rfc4814 { seed: 1 });
+        assert_eq!(spec.flows.count(), 2000);
+        assert_eq!(
+            parse("[[traffic]]\nname = \"a\"\nports = \"ranges\"\n")
+                .unwrap()
+                .traffics[0]
+                .rfc4814_seed,
+            None
+        );
+        let e = parse("[[traffic]]\nname = \"a\"\nports = \"random\"\n").unwrap_err();
+        assert!(e.is_usage());
+        assert_eq!(
+            e.to_string(),
+            "invalid ports 'random' in traffic 'a': use ranges or rfc4814"
+        );
+        // A port range has no meaning with ports drawn per frame.
+        let e = parse("[[traffic]]\nname = \"a\"\nports = \"rfc4814\"\nsrc = \"198.18.10.1:1-198.18.10.1:9\"\n")
+            .unwrap_err();
+        assert!(e.is_usage());
+        assert!(
+            e.to_string()
+                .contains("has 9 ports, but RFC 4814 ports are drawn per frame"),
+            "{e}"
         );
     }
 

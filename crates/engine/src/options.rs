@@ -12,6 +12,7 @@ use pktlab_wire::flow::{self, FlowOrder, FlowSet};
 use pktlab_wire::frame::FrameSpec;
 use pktlab_wire::mac::MacAddr;
 use pktlab_wire::range::{EndpointRange, Family};
+use pktlab_wire::rfc4814::PortMode;
 use pktlab_wire::size::SizeMix;
 use pktlab_wire::units;
 
@@ -47,6 +48,8 @@ pub struct GenOptions {
     pub vlan: Option<u16>,
     pub ttl: u8,
     pub flows: String,
+    /// `ranges` or `rfc4814` (seeded by `seed` too).
+    pub ports: String,
     pub seed: u64,
     pub batch: usize,
     pub interval: String,
@@ -92,8 +95,9 @@ pub fn gen_config(o: &GenOptions) -> Result<GenSetup, EngineError> {
             )))
         }
     };
+    let ports = PortMode::parse(&o.ports, o.seed)?;
     let plan = tx_plan(o, &io, &sizes)?;
-    let mut frames = frame_spec(o, flows, order, sizes)?;
+    let mut frames = frame_spec(o, flows, (order, ports), sizes)?;
     // The interface is looked up even when it is not used (null, pcap), so a
     // typo is caught the same way with every backend.
     let mut next_hop = None;
@@ -160,7 +164,7 @@ fn tx_plan(o: &GenOptions, io: &IoSpec, sizes: &SizeMix) -> Result<TxPlan, Engin
 fn frame_spec(
     o: &GenOptions,
     flows: FlowSet,
-    order: FlowOrder,
+    (order, ports): (FlowOrder, PortMode),
     sizes: SizeMix,
 ) -> Result<FrameSpec, EngineError> {
     let mac = |text: &Option<String>| text.as_deref().map(str::parse::<MacAddr>).transpose();
@@ -172,6 +176,7 @@ fn frame_spec(
         flows,
         order,
         sizes,
+        ports,
     };
     frames.validate()?;
     Ok(frames)

@@ -41,6 +41,7 @@ fn spec(family: Family, sizes: &str) -> FrameSpec {
         flows: FlowSet::lab(family),
         order: FlowOrder::Sequential,
         sizes: sizes.parse().unwrap(),
+        ports: pktlab_wire::PortMode::Ranges,
     }
 }
 

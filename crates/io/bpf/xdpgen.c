@@ -63,7 +63,7 @@ struct cfg {
 	__u32 nsizes, npattern;
 	__u32 ts_every;    /* read the clock every N frames (0 or 1: every frame) */
 	__u32 hdr_len;     /* bytes from the Ethernet header to the end of the test payload */
-	__u32 pad;
+	__u32 rfc4814;     /* 1: RFC 4814 ports, drawn per frame from port_rng */
 	struct size_tmpl sizes[MAX_SIZES];
 	/* The largest size's headers with every per-frame field zero. */
 	__u8 hdr[MAX_HDR] __attribute__((aligned(8)));
@@ -84,7 +84,8 @@ struct cpu_state {
 	__u32 cycle;
 	__u32 pat_pos;
 	__u32 ts_left;
-	__u32 pad[2];
+	/* RFC 4814 ports: SplitMix64's state, of the next draw. */
+	__u64 port_rng;
 	__s64 tai_minus_realtime; /* ns: CLOCK_TAI - CLOCK_REALTIME, whole seconds */
 	__u64 ts_cache;
 	__u64 frames, bytes;      /* redirected frames; their bytes with the FCS */
@@ -160,6 +161,25 @@ static __always_inline __u32 digit_add(__u32 d, __u32 r, __u32 *carry)
 		d = d % r;
 	}
 	return d;
+}
+
+/* RFC 4814 ports (RFC 4814 section 4.5): one SplitMix64 draw per frame,
+ * its high half mapped onto 1024-65535 for the source port and its low
+ * half onto 1-49151 for the destination, by multiply-shift. The same
+ * arithmetic as crates/wire/src/rfc4814.rs, so the same state gives the
+ * same ports. */
+static __always_inline __u32 rfc4814_ports(struct cpu_state *st)
+{
+	__u64 z = st->port_rng + 0x9e3779b97f4a7c15ULL;
+
+	st->port_rng = z;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	z ^= z >> 31;
+	__u32 sport = 1024 + (__u32)(((z >> 32) * 64512) >> 32);
+	__u32 dport = 1 + (__u32)(((z & 0xffffffff) * 49151) >> 32);
+
+	return (sport << 16) | dport;
 }
 
 static __always_inline void store32(void *p, __u32 host)
@@ -319,9 +339,11 @@ int xdpgen(struct xdp_md *ctx)
 	}
 	ts &= (1ULL << 40) - 1;
 
-	/* Ports, then the test payload's variable part (stream 3 bytes, seq
-	 * 4, ts 5) as three big-endian 32-bit words after the magic. */
-	__u32 ports = (sport << 16) | (dport & 0xffff);
+	/* Ports (the flow's, or RFC 4814's pseudorandom ones; the template's
+	 * are zero either way), then the test payload's variable part
+	 * (stream 3 bytes, seq 4, ts 5) as three big-endian 32-bit words
+	 * after the magic. */
+	__u32 ports = CFG.rfc4814 ? rfc4814_ports(st) : (sport << 16) | (dport & 0xffff);
 	__u32 w0 = (stream << 8) | (seq >> 24);
 	__u32 w1 = (seq << 8) | (__u32)(ts >> 32);
 	__u32 w2 = (__u32)ts;

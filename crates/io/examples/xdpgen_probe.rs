@@ -41,6 +41,7 @@ fn main() {
         flows: FlowSet::lab(Family::Inet4),
         order: FlowOrder::Sequential,
         sizes: "64".parse().expect("a size"),
+        ports: pktlab_wire::PortMode::Ranges,
     };
     let cfg = XdpGenConfig {
         cpus: cpus.clone(),

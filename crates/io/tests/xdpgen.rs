@@ -14,7 +14,7 @@ use pktlab_io::port::RxPort;
 use pktlab_io::xdpgen::{builtin_object, Program, RunEnd, XdpGen, XdpGenConfig};
 use pktlab_wire::{
     parse_test_frame, verify_checksums, Family, FlowOrder, FlowSet, FrameGen, FrameSpec, MacAddr,
-    TestPayload,
+    PortMode, TestPayload,
 };
 
 fn pin_thread(cpu: usize) {
@@ -42,6 +42,7 @@ fn spec(family: Family, sizes: &str, vlan: Option<u16>, order: FlowOrder) -> Fra
         flows: FlowSet::lab(family),
         order,
         sizes: sizes.parse().unwrap(),
+        ports: PortMode::Ranges,
     }
 }
 
@@ -111,6 +112,7 @@ fn dirty(template: &[u8], previous: &[u8], l3: usize, hdr_len: usize) -> Vec<u8>
 fn frames_are_byte_exact_against_framegen_from_dirty_pages() {
     let ns = ready_ns();
     let (qa, _) = two_queue_pair(&ns);
+    let ranges = PortMode::Ranges;
     let cases = [
         (
             Family::Inet4,
@@ -119,6 +121,7 @@ fn frames_are_byte_exact_against_framegen_from_dirty_pages() {
             FlowOrder::Sequential,
             1u32,
             5000u32,
+            ranges,
         ),
         (
             Family::Inet4,
@@ -127,8 +130,17 @@ fn frames_are_byte_exact_against_framegen_from_dirty_pages() {
             FlowOrder::Sequential,
             2,
             3000,
+            ranges,
         ),
-        (Family::Inet6, "80", None, FlowOrder::Sequential, 1, 3000),
+        (
+            Family::Inet6,
+            "80",
+            None,
+            FlowOrder::Sequential,
+            1,
+            3000,
+            ranges,
+        ),
         (
             Family::Inet6,
             "84:7,594:4,1518:1",
@@ -136,6 +148,7 @@ fn frames_are_byte_exact_against_framegen_from_dirty_pages() {
             FlowOrder::Random { seed: 9 },
             2,
             3000,
+            ranges,
         ),
         (
             Family::Inet4,
@@ -144,11 +157,32 @@ fn frames_are_byte_exact_against_framegen_from_dirty_pages() {
             FlowOrder::Random { seed: 1 },
             1,
             4100,
+            ranges,
+        ),
+        // RFC 4814 ports: the program draws the same ones as FrameGen.
+        (
+            Family::Inet4,
+            "64",
+            None,
+            FlowOrder::Sequential,
+            1,
+            5000,
+            PortMode::Rfc4814 { seed: 3 },
+        ),
+        (
+            Family::Inet6,
+            "84:7,594:4,1518:1",
+            Some(9),
+            FlowOrder::Random { seed: 4 },
+            2,
+            3000,
+            PortMode::Rfc4814 { seed: 11 },
         ),
     ];
     let cpus = ncpus();
-    for (family, sizes, vlan, order, threads, frames) in cases {
+    for (family, sizes, vlan, order, threads, frames, ports) in cases {
         let mut s = spec(family, sizes, vlan, order);
+        s.ports = ports;
         if family == Family::Inet6 && vlan.is_none() && sizes == "80" {
             // Ports and IPv6 addresses whose odometer digits carry across
             // 32-bit words.
@@ -192,7 +226,7 @@ fn frames_are_byte_exact_against_framegen_from_dirty_pages() {
                     if got != want[..n] {
                         let at = got.iter().zip(&want).position(|(a, b)| a != b);
                         panic!(
-                            "{sizes} {order:?} thread {thread}/{threads} frame {i}: {} vs {n} bytes, first difference at {at:?}\n got  {:02x?}\n want {:02x?}",
+                            "{sizes} {order:?} {ports:?} thread {thread}/{threads} frame {i}: {} vs {n} bytes, first difference at {at:?}\n got  {:02x?}\n want {:02x?}",
                             got.len(),
                             &got[..got.len().min(96)],
                             &want[..n.min(96)]

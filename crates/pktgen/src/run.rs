@@ -292,6 +292,7 @@ fn send(o: &Options, burst: usize, sigint: &Arc<AtomicBool>) -> Result<(), Pktge
             "seq"
         }
         .to_string(),
+        ports: "ranges".to_string(),
         seed: 1,
         batch: burst,
         interval: format!("{}ms", o.interval_ms),

@@ -94,7 +94,7 @@ fn gen_job(v: &VethNs, duration: f64, deadline: f64) -> Value {
         .map(|b| u8::from_str_radix(b, 16).unwrap())
         .collect();
     json!({
-        "version": 3,
+        "version": 4,
         "deadline_secs": deadline,
         "task": {
             "role": "gen", "io": "afpacket", "iface": "va",
@@ -119,14 +119,14 @@ fn a_receiver_and_a_generator_job_count_the_same_frames() {
     let v = VethNs::new();
     let mut rx = Worker::start(&v.ns);
     rx.send(&json!({
-        "version": 3, "deadline_secs": 30.0,
+        "version": 4, "deadline_secs": 30.0,
         "task": {"role": "recv", "io": "afpacket", "iface": "vb", "threads": 1,
                  "count": null, "duration_secs": null, "idle_secs": null,
                  "interval_secs": 0.25, "cpus": [], "netns": null}
     }));
     let ready = rx.next();
     assert_eq!(ready["type"], "ready");
-    assert_eq!(ready["version"], 3);
+    assert_eq!(ready["version"], 4);
     assert_eq!(ready["pktlab"], env!("CARGO_PKG_VERSION"));
     // Its clock is this host's.
     let now = pktlab_io::clock::realtime_ns();
@@ -229,7 +229,7 @@ fn another_protocol_version_or_a_bad_job_is_one_error_line_and_exit_1() {
     let e = w.next();
     assert_eq!(e["type"], "error");
     let msg = format!(
-        "protocol version 1 from the controller, but this worker (pktlab {}) speaks version 3: use the same pktlab version on every host",
+        "protocol version 1 from the controller, but this worker (pktlab {}) speaks version 4: use the same pktlab version on every host",
         env!("CARGO_PKG_VERSION")
     );
     assert_eq!(e["message"], msg.as_str());
@@ -261,7 +261,7 @@ fn an_observer_counts_a_generators_frames_per_interval_and_in_total() {
     let v = VethNs::new();
     let mut obs = Worker::start(&v.ns);
     obs.send(&json!({
-        "version": 3, "deadline_secs": 30.0,
+        "version": 4, "deadline_secs": 30.0,
         "task": {"role": "observe", "cpus": true, "interval_secs": 0.25,
                  "ports": [{"role": "gen", "iface": "va", "netns": null},
                            {"role": "rcv", "iface": "vb", "netns": null}]}
@@ -356,7 +356,7 @@ fn an_observer_off_traces_nothing_and_one_outside_its_ports_namespaces_sees_no_d
     let other = VethNs::new();
     let mut obs = Worker::start(&v.ns);
     obs.send(&json!({
-        "version": 3, "deadline_secs": 30.0,
+        "version": 4, "deadline_secs": 30.0,
         "task": {"role": "observe", "cpus": false, "interval_secs": 0.25,
                  "drop_trace": "auto",
                  "ports": [{"role": "dut_in", "iface": "vb", "netns": null}]}
@@ -366,7 +366,7 @@ fn an_observer_off_traces_nothing_and_one_outside_its_ports_namespaces_sees_no_d
     assert_eq!(obs.next()["type"], "observing");
     let mut off = Worker::start(&v.ns);
     off.send(&json!({
-        "version": 3, "deadline_secs": 30.0,
+        "version": 4, "deadline_secs": 30.0,
         "task": {"role": "observe", "cpus": false, "interval_secs": 0.25,
                  "drop_trace": "off",
                  "ports": [{"role": "dut_in", "iface": "vb", "netns": null}]}
@@ -407,7 +407,7 @@ fn an_observer_names_an_interface_it_cannot_find_before_ready() {
     let v = VethNs::new();
     let mut obs = Worker::start(&v.ns);
     obs.send(&json!({
-        "version": 3, "deadline_secs": 5.0,
+        "version": 4, "deadline_secs": 5.0,
         "task": {"role": "observe", "cpus": false, "interval_secs": 1.0,
                  "ports": [{"role": "dut_in", "iface": "nosuch9", "netns": null}]}
     }));

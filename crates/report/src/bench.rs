@@ -302,6 +302,7 @@ mod tests {
             forwarded: None,
             offered: None,
             max_loss_ratio,
+            directions: Vec::new(),
         }
     }
 

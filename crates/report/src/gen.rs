@@ -19,6 +19,9 @@ pub struct GenInfo {
     pub fixed_size: Option<u16>,
     pub requested_pps: Option<f64>,
     pub threads: usize,
+    /// Set with RFC 4814 ports: each flow is then an address pair and its
+    /// ports change with every frame.
+    pub rfc4814_ports: bool,
 }
 
 impl GenInfo {
@@ -32,6 +35,7 @@ impl GenInfo {
             fixed_size: (sizes.min() == sizes.max()).then(|| sizes.min()),
             requested_pps: cfg.plan.rate_pps,
             threads: cfg.plan.threads,
+            rfc4814_ports: cfg.frames.ports != pktlab_wire::PortMode::Ranges,
         }
     }
 }
@@ -57,8 +61,12 @@ pub fn header(info: &GenInfo, backend: &str, src: &str, dst: &str) -> String {
         Some(p) => rate(p, "pps"),
         None => "full speed".to_string(),
     };
+    let ports = match info.rfc4814_ports {
+        true => " (address pairs, RFC 4814 ports)",
+        false => "",
+    };
     format!(
-        "Sending with {backend}{on}: {} flows {src} -> {dst}, frames {}, {} thread{}, {speed}",
+        "Sending with {backend}{on}: {} flows{ports} {src} -> {dst}, frames {}, {} thread{}, {speed}",
         info.flows,
         info.sizes,
         info.threads,
@@ -123,6 +131,11 @@ pub fn summary_json(s: &TxSummary, info: &GenInfo, dropped: Option<&HostDrops>) 
     let mut v = serde_json::to_value(s).expect("serialisable");
     v["type"] = json!("summary");
     v["flows"] = json!(info.flows);
+    v["ports"] = json!(if info.rfc4814_ports {
+        "rfc4814"
+    } else {
+        "ranges"
+    });
     v["sizes"] = json!(info.sizes);
     v["requested_pps"] = json!(info.requested_pps);
     v["iface_name"] = json!(info.iface);
@@ -148,6 +161,7 @@ mod tests {
             fixed_size,
             requested_pps,
             threads: 2,
+            rfc4814_ports: false,
         }
     }
 
@@ -181,6 +195,12 @@ mod tests {
         assert_eq!(
             header(&one, "null", "a", "b"),
             "Sending with null: 2000 flows a -> b, frames 64, 1 thread, full speed"
+        );
+        one.rfc4814_ports = true;
+        one.flows = 20;
+        assert_eq!(
+            header(&one, "null", "a", "b"),
+            "Sending with null: 20 flows (address pairs, RFC 4814 ports) a -> b, frames 64, 1 thread, full speed"
         );
     }
 

@@ -4,6 +4,7 @@ use pktlab_wire::flow::{self, FlowOrder, FlowSet};
 use pktlab_wire::frame::FrameSpec;
 use pktlab_wire::mac::MacAddr;
 use pktlab_wire::range::Family;
+use pktlab_wire::rfc4814::PortMode;
 use pktlab_wire::size::SizeMix;
 
 use crate::TrialError;
@@ -20,6 +21,10 @@ pub struct Traffic {
     pub rate_pps: Option<f64>,
     /// Generator threads.
     pub threads: usize,
+    /// RFC 4814 pseudorandom ports from this seed; None: the ranges' ports.
+    /// (Absent from results written before it existed.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rfc4814_seed: Option<u64>,
     /// Sent both ways: the reverse stream's ranges, from the receiver's
     /// port to the generator's (None: one way).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -45,6 +50,7 @@ impl Traffic {
             rate_pps: None,
             threads: 1,
             reverse: None,
+            rfc4814_seed: None,
         }
     }
 
@@ -59,6 +65,7 @@ impl Traffic {
             rate_pps: None,
             threads: 1,
             reverse: None,
+            rfc4814_seed: None,
         }
     }
 
@@ -111,6 +118,10 @@ impl Traffic {
             flows,
             order: FlowOrder::Sequential,
             sizes,
+            ports: match self.rfc4814_seed {
+                None => PortMode::Ranges,
+                Some(seed) => PortMode::Rfc4814 { seed },
+            },
         };
         spec.validate()?;
         // Campaigns have no --allow-public: they send to the lab's ranges.
@@ -170,5 +181,31 @@ mod tests {
         assert_eq!(serde_json::from_str::<Traffic>(&text).unwrap(), both);
         let one = serde_json::to_string(&Traffic::inet6()).unwrap();
         assert!(!one.contains("reverse"), "{one}");
+    }
+
+    /// Results written before RFC 4814 ports existed have no
+    /// `rfc4814_seed`: they still read, as the ranges' ports, and a profile
+    /// with the ranges' ports writes nothing new.
+    #[test]
+    fn old_profiles_read_and_ranges_write_no_seed() {
+        let old = r#"{"name":"inet4","src":"198.18.10.1:2000-198.18.10.20","dst":"198.19.10.1:2000-198.19.10.100","sizes":"64","rate_pps":null,"threads":1}"#;
+        let t: Traffic = serde_json::from_str(old).unwrap();
+        assert_eq!(t, Traffic::inet4());
+        assert_eq!(serde_json::to_string(&t).unwrap(), old);
+        let spec = t
+            .frame_spec([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+            .unwrap();
+        assert_eq!(spec.ports, PortMode::Ranges);
+        let t = Traffic {
+            rfc4814_seed: Some(3),
+            ..Traffic::inet6()
+        };
+        let text = serde_json::to_string(&t).unwrap();
+        assert!(text.ends_with(r#""threads":1,"rfc4814_seed":3}"#), "{text}");
+        assert_eq!(serde_json::from_str::<Traffic>(&text).unwrap(), t);
+        let spec = t
+            .frame_spec([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+            .unwrap();
+        assert_eq!(spec.ports, PortMode::Rfc4814 { seed: 3 });
     }
 }

@@ -24,6 +24,7 @@ fn spec(family: Family, sizes: &str, order: FlowOrder) -> FrameSpec {
         flows: FlowSet::lab(family),
         order,
         sizes: sizes.parse().unwrap(),
+        ports: pktlab_wire::PortMode::Ranges,
     }
 }
 

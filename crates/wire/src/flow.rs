@@ -329,8 +329,10 @@ impl Permutation {
     }
 }
 
-/// Sebastiano Vigna's SplitMix64: spreads a seed into independent round keys.
-fn splitmix64(state: &mut u64) -> u64 {
+/// Sebastiano Vigna's SplitMix64: spreads a seed into independent round
+/// keys here, and draws RFC 4814 ports in [`crate::rfc4814`].
+#[inline(always)]
+pub(crate) fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

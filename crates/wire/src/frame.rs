@@ -15,6 +15,7 @@ use crate::ethernet::{self, ethertype, VlanTag};
 use crate::flow::{FlowCursor, FlowOrder, FlowSet};
 use crate::payload::{TestPayload, MAGIC, PAYLOAD_LEN};
 use crate::range::Family;
+use crate::rfc4814::{PortMode, PortRng};
 use crate::size::{SizeMix, FCS_LEN, MIN_FRAME_SIZE};
 use crate::{ipv4, ipv6, udp, MacAddr, WireError};
 
@@ -30,6 +31,9 @@ pub struct FrameSpec {
     pub flows: FlowSet,
     pub order: FlowOrder,
     pub sizes: SizeMix,
+    /// The ranges' ports, or RFC 4814's pseudorandom ones per frame (then
+    /// a flow, and a stream, is an address pair).
+    pub ports: PortMode,
 }
 
 impl FrameSpec {
@@ -50,6 +54,7 @@ impl FrameSpec {
                 self.src_mac
             )));
         }
+        self.validate_ports()?;
         let family = self.flows.family();
         let min = min_frame_size(family, self.vlan.is_some());
         if self.sizes.min() < min {
@@ -64,6 +69,26 @@ impl FrameSpec {
                 min,
                 payload: PAYLOAD_LEN,
             });
+        }
+        Ok(())
+    }
+
+    /// With RFC 4814 ports each range has one port (its flows are address
+    /// pairs): a port range would only multiply the streams.
+    fn validate_ports(&self) -> Result<(), WireError> {
+        if self.ports == PortMode::Ranges {
+            return Ok(());
+        }
+        for (what, range) in [
+            ("source", self.flows.src()),
+            ("destination", self.flows.dst()),
+        ] {
+            if range.ports.count() > 1 {
+                return Err(WireError::Invalid(format!(
+                    "the {what} range '{range}' has {} ports, but RFC 4814 ports are drawn per frame: give one port or none",
+                    range.ports.count()
+                )));
+            }
         }
         Ok(())
     }
@@ -216,6 +241,8 @@ pub struct FrameGen {
     /// Next sequence number of each flow this thread owns, by cursor slot.
     seqs: Vec<u32>,
     max_len: usize,
+    /// RFC 4814 ports: this thread's generator.
+    port_rng: Option<PortRng>,
 }
 
 impl FrameGen {
@@ -264,6 +291,10 @@ impl FrameGen {
             templates,
             pattern,
             pattern_pos: 0,
+            port_rng: match spec.ports {
+                PortMode::Ranges => None,
+                PortMode::Rfc4814 { seed } => Some(PortRng::new(seed, thread)),
+            },
         })
     }
 
@@ -347,7 +378,11 @@ impl FrameGen {
             addr_sum
         };
 
-        let ports = (u32::from(flow.sport) << 16) | u32::from(flow.dport);
+        let (sport, dport) = match &mut self.port_rng {
+            None => (flow.sport, flow.dport),
+            Some(rng) => rng.next_ports(),
+        };
+        let ports = (u32::from(sport) << 16) | u32::from(dport);
         frame[l4..l4 + 4].copy_from_slice(&ports.to_be_bytes());
         let payload = TestPayload::new(index, seq, ts_realtime_ns).variable_value();
         frame[payload_at + 2..header_end].copy_from_slice(&payload.to_be_bytes()[4..]);
@@ -375,7 +410,8 @@ impl FrameGen {
     }
 
     /// Frames until the (flow, size) sequence repeats: the lcm of the size
-    /// pattern's length and the number of flows this thread owns.
+    /// pattern's length and the number of flows this thread owns (RFC 4814
+    /// ports do not repeat with it).
     pub fn frames_per_cycle(&self) -> u64 {
         let (a, b) = (
             self.pattern.len() as u64,
@@ -448,6 +484,7 @@ pub(crate) mod tests {
             flows: FlowSet::lab(family),
             order: FlowOrder::Sequential,
             sizes: sizes.parse().unwrap(),
+            ports: PortMode::Ranges,
         }
     }
 

@@ -6,7 +6,8 @@
 //!   (rates, link speeds, durations, counts), [`mac`], and [`safety`] (the
 //!   destinations allowed without `--allow-public`).
 //! - Flows: [`flow`] numbers every source/destination combination in
-//!   pkt-gen's odometer order and splits them between TX threads.
+//!   pkt-gen's odometer order and splits them between TX threads;
+//!   [`rfc4814`] draws pseudorandom ports per frame instead.
 //! - Frames: [`frame::FrameGen`] writes frames from templates, patched in
 //!   place with incremental checksums; [`parse::parse_test_frame`] is the
 //!   receiver's fast path. Both allocate nothing per frame.
@@ -17,7 +18,7 @@
 //! Every [`WireError`] is a usage error (exit code 2).
 //!
 //! ```
-//! use pktlab_wire::{parse_test_frame, FlowOrder, FlowSet, FrameGen, FrameSpec, Family};
+//! use pktlab_wire::{parse_test_frame, FlowOrder, FlowSet, FrameGen, FrameSpec, Family, PortMode};
 //!
 //! let spec = FrameSpec {
 //!     src_mac: "02:00:00:00:00:01".parse()?,
@@ -27,6 +28,7 @@
 //!     flows: FlowSet::new("198.18.10.1:2000-198.18.10.20".parse()?, "198.19.10.1-198.19.10.100:2000".parse()?)?,
 //!     order: FlowOrder::Sequential,
 //!     sizes: "64".parse()?,
+//!     ports: PortMode::Ranges,
 //! };
 //! spec.validate()?;
 //! pktlab_wire::check_destinations(&spec.flows)?;
@@ -54,6 +56,7 @@ pub mod parse;
 pub mod payload;
 pub mod range;
 pub mod rate;
+pub mod rfc4814;
 pub mod safety;
 pub mod size;
 pub mod threads;
@@ -67,6 +70,7 @@ pub use mac::MacAddr;
 pub use parse::{parse_test_frame, verify_checksums, ChecksumError, FlowKey, TestFrame};
 pub use payload::{latency_ns, TestPayload, MAGIC, PAYLOAD_LEN};
 pub use range::{AddrRange, EndpointRange, Family, PortRange};
+pub use rfc4814::PortMode;
 pub use safety::check_destinations;
 pub use size::SizeMix;
 pub use threads::{check_threads, MAX_THREADS};

@@ -113,6 +113,7 @@ fn every_frame_decodes_and_checks_with_etherparse() {
             flows: case.flows.clone(),
             order: case.order,
             sizes: sizes.clone(),
+            ports: pktlab_wire::PortMode::Ranges,
         };
         let count = case.flows.count();
         let mut owner: HashMap<u32, u32> = HashMap::new();
@@ -282,6 +283,7 @@ fn threads_never_share_a_flow() {
         flows: FlowSet::lab(Family::Inet4),
         order: FlowOrder::Random { seed: 3 },
         sizes: "64".parse().unwrap(),
+        ports: pktlab_wire::PortMode::Ranges,
     };
     let mut owner: HashMap<u32, u32> = HashMap::new();
     for t in 0..3 {

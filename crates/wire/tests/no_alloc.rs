@@ -90,6 +90,7 @@ fn write_next_and_parse_allocate_nothing() {
             flows: FlowSet::lab(family),
             order,
             sizes: sizes.parse().unwrap(),
+            ports: pktlab_wire::PortMode::Ranges,
         };
         let mut generator = FrameGen::new(&spec, 1, 2);
         let mut slots = vec![vec![0u8; generator.max_len()]; 4];

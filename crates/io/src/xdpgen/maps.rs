@@ -16,7 +16,8 @@ pub struct CpuState {
     pub cycle: u32,
     pub pat_pos: u32,
     pub ts_left: u32,
-    pub pad: [u32; 2],
+    /// RFC 4814 ports: the SplitMix64 state of the next draw.
+    pub port_rng: u64,
     pub tai_minus_realtime: i64,
     pub ts_cache: u64,
     pub frames: u64,

@@ -35,7 +35,7 @@ pub mod template;
 use aya::maps::{Array, DevMap, PerCpuArray, PerCpuValues};
 use aya::programs::{BtfTracePoint, TestRun, TestRunAttrs, TestRunOptions, Xdp};
 use aya::Btf;
-use pktlab_wire::FrameSpec;
+use pktlab_wire::{rfc4814, FrameSpec};
 
 use crate::loader::{bpf_error, find_os_error, Aligned, XdpObject};
 use crate::IoError;
@@ -418,6 +418,9 @@ fn fill_maps(
             d,
             f: d,
             tai_minus_realtime: tai,
+            port_rng: t
+                .rfc4814_seed
+                .map_or(0, |seed| rfc4814::thread_state(seed, first)),
             ..Default::default()
         };
     }

@@ -11,7 +11,7 @@
 
 use pktlab_wire::checksum::{self, PROTO_UDP};
 use pktlab_wire::flow::{FlowCursor, FlowOrder};
-use pktlab_wire::{Family, FrameGen, FrameSpec, SizeMix, PAYLOAD_LEN};
+use pktlab_wire::{Family, FrameGen, FrameSpec, PortMode, SizeMix, PAYLOAD_LEN};
 
 use crate::IoError;
 
@@ -57,7 +57,8 @@ pub struct Cfg {
     pub npattern: u32,
     pub ts_every: u32,
     pub hdr_len: u32,
-    pub pad: u32,
+    /// 1: RFC 4814 ports, drawn per frame from the CPU's `port_rng`.
+    pub rfc4814: u32,
     pub sizes: [SizeTmpl; MAX_SIZES],
     pub hdr: Hdr,
 }
@@ -88,6 +89,8 @@ pub struct Templates {
     pub pattern: Vec<u32>,
     /// Random order: the flow index at each position of the global order.
     pub flow_table: Option<Vec<u32>>,
+    /// RFC 4814 ports: the seed each CPU's port generator starts from.
+    pub rfc4814_seed: Option<u64>,
 }
 
 fn words(x: u128) -> [u32; 4] {
@@ -141,6 +144,7 @@ pub fn build(spec: &FrameSpec, tx_ifindex: u32) -> Result<Templates, IoError> {
         nsizes: sizes.len() as u32,
         npattern: pattern_len as u32,
         hdr_len: hdr_len as u32,
+        rfc4814: u32::from(spec.ports != PortMode::Ranges),
         ..Default::default()
     };
     let mut data_in = Vec::new();
@@ -206,6 +210,10 @@ pub fn build(spec: &FrameSpec, tx_ifindex: u32) -> Result<Templates, IoError> {
         data_in,
         pattern,
         flow_table,
+        rfc4814_seed: match spec.ports {
+            PortMode::Ranges => None,
+            PortMode::Rfc4814 { seed } => Some(seed),
+        },
     })
 }
 
@@ -236,6 +244,7 @@ mod tests {
             flows: FlowSet::lab(family),
             order: FlowOrder::Sequential,
             sizes: sizes.parse().unwrap(),
+            ports: pktlab_wire::PortMode::Ranges,
         }
     }
 

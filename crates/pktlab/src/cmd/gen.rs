@@ -87,7 +87,10 @@ pub struct Args {
     /// Flow order: seq (odometer, like pkt-gen) or random (a seeded permutation)
     #[arg(long = "flows", value_name = "ORDER", default_value = "seq")]
     pub flows: String,
-    /// Seed of --flows random
+    /// UDP ports: ranges (those of -s/-d, as flows) or rfc4814 (pseudorandom per frame: source 1024-65535, destination 1-49151; a stream is then an address pair)
+    #[arg(long = "ports", value_name = "PORTS", default_value = "ranges")]
+    pub ports: String,
+    /// Seed of --flows random and --ports rfc4814
     #[arg(long = "seed", value_name = "N", default_value_t = 1)]
     pub seed: u64,
     /// Frames per batch handed to the port (--io xdp: per live-frames flush, at most 128 on veth)
@@ -182,6 +185,7 @@ impl Args {
             vlan: self.vlan,
             ttl: self.ttl,
             flows: self.flows.clone(),
+            ports: self.ports.clone(),
             seed: self.seed,
             batch: self.batch,
             interval: self.interval.clone(),

@@ -280,6 +280,7 @@ mod tests {
             flows: pktlab_wire::flow::FlowSet::lab(pktlab_wire::range::Family::Inet4),
             order: pktlab_wire::flow::FlowOrder::Sequential,
             sizes: "64".parse().unwrap(),
+            ports: pktlab_wire::PortMode::Ranges,
         };
         let cfg = GenConfig {
             io: IoSpec::AfPacket,

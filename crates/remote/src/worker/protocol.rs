@@ -44,6 +44,7 @@ use pktlab_io::xdprecv::{XdpRecvConfig, DEFAULT_STREAMS};
 use pktlab_wire::flow::{FlowOrder, FlowSet};
 use pktlab_wire::frame::FrameSpec;
 use pktlab_wire::mac::MacAddr;
+use pktlab_wire::rfc4814::PortMode;
 use serde::{Deserialize, Serialize};
 
 use crate::RemoteError;
@@ -52,7 +53,8 @@ use pktlab_loss::monitor::{IfaceCounters, Second};
 
 /// The protocol's version: a controller and a worker that differ refuse
 /// to work together. 2: the observe task. 3: the observer's drop tracer.
-pub const PROTOCOL_VERSION: u32 = 3;
+/// 4: RFC 4814 ports (an older worker would send the ranges' ports).
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// The first line the controller sends.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -120,6 +122,9 @@ pub struct GenJob {
     pub dst: String,
     /// `None`: sequential; else the random order's seed.
     pub random_seed: Option<u64>,
+    /// RFC 4814 pseudorandom ports from this seed; `None`: the ranges'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rfc4814_seed: Option<u64>,
     pub sizes: String,
     pub threads: usize,
     pub count: Option<u64>,
@@ -295,6 +300,10 @@ impl GenJob {
                 FlowOrder::Sequential => None,
                 FlowOrder::Random { seed } => Some(seed),
             },
+            rfc4814_seed: match f.ports {
+                PortMode::Ranges => None,
+                PortMode::Rfc4814 { seed } => Some(seed),
+            },
             sizes: f.sizes.to_string(),
             threads: p.threads,
             count: p.count,
@@ -321,6 +330,10 @@ impl GenJob {
                 Some(seed) => FlowOrder::Random { seed },
             },
             sizes: self.sizes.parse()?,
+            ports: match self.rfc4814_seed {
+                None => PortMode::Ranges,
+                Some(seed) => PortMode::Rfc4814 { seed },
+            },
         };
         frames.validate()?;
         pktlab_wire::safety::check_destinations(&frames.flows)?;
@@ -403,6 +416,7 @@ mod tests {
             flows: pktlab_wire::flow::FlowSet::lab(pktlab_wire::range::Family::Inet4),
             order: pktlab_wire::flow::FlowOrder::Sequential,
             sizes: "64".parse().unwrap(),
+            ports: pktlab_wire::PortMode::Ranges,
         };
         GenConfig {
             io: IoSpec::AfPacket,
@@ -451,6 +465,14 @@ mod tests {
         assert_eq!(again.plan.cpus, [1, 3]);
         assert_eq!(again.plan.netns.as_deref(), Some("a-gen"));
         assert_eq!(again.plan.batch, cfg.plan.batch);
+        // The ranges' ports write no key; RFC 4814 ports travel with their seed.
+        assert!(!line.contains("rfc4814_seed"), "{line}");
+        let mut cfg = gen_config();
+        cfg.frames.ports = PortMode::Rfc4814 { seed: 77 };
+        let line = serde_json::to_string(&GenJob::from_config(&cfg).unwrap()).unwrap();
+        assert!(line.contains("\"rfc4814_seed\":77"), "{line}");
+        let back: GenJob = serde_json::from_str(&line).unwrap();
+        assert_eq!(back.to_config().unwrap().frames, cfg.frames);
     }
 
     #[test]
@@ -511,7 +533,14 @@ mod tests {
             e.starts_with("protocol version 7 from the controller, but this worker (pktlab "),
             "{e}"
         );
-        assert!(e.ends_with("speaks version 3: use the same pktlab version on every host"));
+        assert!(e.ends_with("speaks version 4: use the same pktlab version on every host"));
+        // A controller of version 3 (before RFC 4814 ports) is refused too:
+        // its worker would send the ranges' ports in silence.
+        let e = parse_job(r#"{"version":3,"task":{"role":"teleport"}}"#).unwrap_err();
+        assert!(
+            e.starts_with("protocol version 3 from the controller"),
+            "{e}"
+        );
         // A worker of version 2 (before the observer's drop tracer) is
         // refused by name, as a controller of version 2 is by this worker.
         let old = parse_job(

@@ -129,6 +129,8 @@ impl Connections {
             sizes: at.sizes.clone(),
             rate_pps: None,
             threads: 1,
+            rfc4814_seed: None,
+            reverse: None,
         })
     }
 
@@ -154,6 +156,8 @@ impl Connections {
             sizes: at.sizes.clone(),
             rate_pps: None,
             threads: 1,
+            rfc4814_seed: None,
+            reverse: None,
         })
     }
 
