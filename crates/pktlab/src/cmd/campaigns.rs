@@ -49,7 +49,7 @@ pub struct CampaignArgs {
     #[arg(long = "name", value_name = "NAME")]
     pub name: Option<String>,
     /// DUT configurations to compare, the first being the baseline:
-    /// forwarding, nft-stateless, nft-stateful, rps, gro-off, gro-on,
+    /// forwarding, nft-stateless, nft-stateful, nat44, rps, gro-off, gro-on,
     /// redirects-on, tc-forward, xdp-forward, threaded-napi, fq_codel,
     /// pfifo, KNOB-VALUE for a host sysctl (netdev_max_backlog-2000), or
     /// all [default: forwarding]
