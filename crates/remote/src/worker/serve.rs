@@ -414,13 +414,13 @@ mod tests {
     #[test]
     fn probing_a_missing_interface_names_it() {
         let (r, lines) = serve_text(
-            "{\"version\":3,\"task\":{\"role\":\"probe\",\"iface\":\"nosuchif7\",\"netns\":null},\"deadline_secs\":1}\n",
+            "{\"version\":4,\"task\":{\"role\":\"probe\",\"iface\":\"nosuchif7\",\"netns\":null},\"deadline_secs\":1}\n",
         );
         let e = r.unwrap_err();
         assert!(e.contains("nosuchif7"), "{e}");
         assert_eq!(lines[0]["type"], "error");
         let (r, lines) = serve_text(
-            "{\"version\":3,\"task\":{\"role\":\"probe\",\"iface\":\"lo\",\"netns\":null},\"deadline_secs\":1}\n",
+            "{\"version\":4,\"task\":{\"role\":\"probe\",\"iface\":\"lo\",\"netns\":null},\"deadline_secs\":1}\n",
         );
         r.unwrap();
         assert_eq!(lines[0]["type"], "port");
@@ -432,13 +432,13 @@ mod tests {
 
     #[test]
     fn the_end_of_input_before_start_ends_the_worker() {
-        let job = "{\"version\":3,\"task\":{\"role\":\"recv\",\"io\":\"afpacket\",\"iface\":\"lo\",\"threads\":1,\"count\":null,\"duration_secs\":null,\"idle_secs\":null,\"interval_secs\":1.0,\"cpus\":[],\"netns\":null},\"deadline_secs\":5}\n";
+        let job = "{\"version\":4,\"task\":{\"role\":\"recv\",\"io\":\"afpacket\",\"iface\":\"lo\",\"threads\":1,\"count\":null,\"duration_secs\":null,\"idle_secs\":null,\"interval_secs\":1.0,\"cpus\":[],\"netns\":null},\"deadline_secs\":5}\n";
         let started = Instant::now();
         let (r, lines) = serve_text(job);
         assert_eq!(r.unwrap_err(), "the controller went away before the start");
         assert_eq!(lines.len(), 1);
         assert_eq!(lines[0]["type"], "ready");
-        assert_eq!(lines[0]["version"], 3);
+        assert_eq!(lines[0]["version"], 4);
         // Long before START_WAIT.
         assert!(started.elapsed() < Duration::from_secs(30));
     }
