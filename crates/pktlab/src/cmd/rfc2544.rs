@@ -13,7 +13,6 @@ use pktlab_trial::trial::TrialEvent;
 use crate::cmd::campaigns::{self, CampaignArgs, Display};
 use crate::cmd::common::{self, print_json};
 use crate::cmd::recording;
-use crate::error::usage;
 
 /// Find the highest load the DUT forwards without loss (NDR) and with at
 /// most 0.5 % loss (PDR), by FD.io CSIT's multiple-loss-ratio search.
@@ -109,21 +108,10 @@ impl Args {
 
     /// The flags of bench that a search sets itself.
     fn check_bench_flags(&self) -> anyhow::Result<()> {
-        let b = &self.bench;
-        for (flag, set) in [
-            ("--rate", b.rate.is_some()),
-            ("--duration", b.duration.is_some()),
-            ("--warmup", b.warmup.is_some()),
-            ("--tail", b.tail.is_some()),
-            ("-N", b.iterations.is_some()),
-        ] {
-            if set {
-                return Err(usage(format!(
-                    "{flag} does not apply to rfc2544: the search chooses loads and trial lengths (see --max-rate, --final-trial, --repeat)"
-                )));
-            }
-        }
-        Ok(())
+        self.bench.refuse_run_flags(
+            "rfc2544",
+            "the search chooses loads and trial lengths (see --max-rate, --final-trial, --repeat)",
+        )
     }
 }
 

@@ -84,23 +84,12 @@ impl Args {
         }
     }
 
-    /// The flags of bench that the tests set themselves.
+    /// The flags of bench that the tests set itself.
     fn check_bench_flags(&self) -> anyhow::Result<()> {
-        let b = &self.bench;
-        for (flag, set) in [
-            ("--rate", b.rate.is_some()),
-            ("--duration", b.duration.is_some()),
-            ("--warmup", b.warmup.is_some()),
-            ("--tail", b.tail.is_some()),
-            ("-N", b.iterations.is_some()),
-        ] {
-            if set {
-                return Err(usage(format!(
-                    "{flag} does not apply to rfc9693: the tests choose their counts and rates (see --setup-rate, --connections)"
-                )));
-            }
-        }
-        Ok(())
+        self.bench.refuse_run_flags(
+            "rfc9693",
+            "the tests choose their counts and rates (see --setup-rate, --connections)",
+        )
     }
 }
 
