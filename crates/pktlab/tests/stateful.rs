@@ -313,11 +313,27 @@ fn table_capacity_is_nf_conntrack_max() {
 fn establishment_rate_is_searched_with_bounds_and_a_trace() {
     let _one = one_at_a_time();
     let lab = Lab::up();
+    // nft-stateful's filter with a policer of 20,000 new connections a
+    // second (burst 100): 5000 connections set up at R pass only while
+    // 20,000 x 5000 / R + 100 >= 5000, that is R <= 20,408, however fast
+    // the machine is.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("policed.toml");
+    std::fs::write(
+        &file,
+        "[[config]]\nname = \"policed\"\n\
+         apply = [\'\'\'nft 'add table inet pktlab; \
+         add chain inet pktlab forward { type filter hook forward priority filter; policy drop; }; \
+         add rule inet pktlab forward ct state established,related accept; \
+         add rule inet pktlab forward iifname \"d0\" ct state new limit rate 20000/second burst 100 packets accept' \'\'\']\n\
+         revert = [\"nft delete table inet pktlab\"]\n",
+    )
+    .unwrap();
     let run = rfc9693(
         &lab,
         &[
-            "--configs",
-            "nft-stateful",
+            "-f",
+            file.to_str().unwrap(),
             "--tests",
             "rate",
             "--connections",
@@ -328,15 +344,16 @@ fn establishment_rate_is_searched_with_bounds_and_a_trace() {
             "5",
         ],
     );
-    // 1M new connections a second is beyond a virtual DUT that forwards
-    // well under a million frames a second: the search must find an upper
-    // bound below it, and a lower bound of validated trials.
+    // 1M new connections a second is far beyond the policer: the search
+    // must find an upper bound below it, and a lower bound of validated
+    // trials, both near the policer's 20,408.
     let trace = format!("{:?}\n{:#?}", run.rate, run.trials);
     assert_eq!(run.rate_connections, Some(5000));
     let rate = run.rate.as_ref().unwrap();
     let (lower, upper) = (rate.lower_intended, rate.upper_intended);
     let (lower, upper) = (lower.expect(&trace), upper.expect(&trace));
     assert!(lower < upper, "{trace}");
+    assert!(lower < 30_000.0 && upper > 10_000.0, "{trace}");
     let trials = trials_of(&run, "rate");
     assert_eq!(trials.len(), run.trials.len());
     assert!(trials.len() >= 2, "{trace}");
