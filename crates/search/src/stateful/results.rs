@@ -14,8 +14,8 @@ pub const REPORT_FILE: &str = "rfc9693.json";
 
 /// Why the throughput over established connections is not among the
 /// results.
-pub const THROUGHPUT_NOTE: &str = "throughput over established connections is not measured: \
-     it needs traffic both ways at once, which pktlab's trials do not send yet";
+pub const THROUGHPUT_NOTE: &str = "throughput over established connections is not measured yet: \
+     it needs the connections' own traffic both ways at once, which rfc9693 does not send";
 
 /// One run: a configuration and traffic profile, its DUT's limits, and
 /// each test's result.
