@@ -151,7 +151,7 @@ mod tests {
              <td class=\"num\">3,750</td><td class=\"num\">3,000</td><td class=\"num\">3,000</td>\
              <td class=\"num\">750</td><td class=\"num\">0</td><td class=\"num\">750</td><td class=\"num\">0</td></tr>"
         ));
-        assert!(page.contains("not measured: it needs traffic both ways"));
+        assert!(page.contains("not measured yet: it needs the connections"));
         assert!(page.ends_with("</html>\n"));
     }
 }
