@@ -642,10 +642,9 @@ pub fn builtin_config(
             name: name.to_string(),
             why,
         })?;
-        c.apply
-            .push(format!("{PKTLAB} knob host-sysctl set {key}={value}"));
-        c.revert
-            .push(format!("{PKTLAB} knob host-sysctl restore {key}"));
+        let (set, restore) = host_sysctl_lines(key, value);
+        c.apply.push(set);
+        c.revert.push(restore);
         return Ok(c);
     }
     let ports = ifaces.join(" ");
@@ -726,6 +725,17 @@ pub fn builtin_config(
         }
     }
     Ok(c)
+}
+
+/// The DUT's lines that set host sysctl `key` (one of
+/// [`crate::knobs::HOST_KNOBS`]) to `value`, saving its old value for the
+/// process that runs them, and that restore it
+/// ([`crate::knobs::host`]: restored also after that process is killed).
+pub fn host_sysctl_lines(key: &str, value: u64) -> (String, String) {
+    (
+        format!("{PKTLAB} knob host-sysctl set {key}={value}"),
+        format!("{PKTLAB} knob host-sysctl restore {key}"),
+    )
 }
 
 /// Lines that bring the built-in lab's DUT back to `forwarding` from any

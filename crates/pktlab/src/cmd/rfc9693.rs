@@ -67,6 +67,11 @@ pub struct Args {
     /// [default: the DUT's outside address for nat44 on the built-in lab]
     #[arg(long = "nat-address", value_name = "ADDR")]
     pub nat_address: Option<String>,
+    /// Sets the host's nf_conntrack_max (host-wide on Linux: the whole
+    /// host's, not only the lab's) for each run, and restores it after,
+    /// also after a kill (at the next lab up, lab down or campaign)
+    #[arg(long = "conntrack-max", value_name = "N")]
+    pub conntrack_max: Option<u64>,
     #[command(flatten)]
     pub bench: CampaignArgs,
 }
@@ -83,6 +88,7 @@ impl Args {
             max_rate: self.max_rate.clone(),
             width: self.width.clone(),
             nat_address: self.nat_address.clone(),
+            conntrack_max: self.conntrack_max,
         }
     }
 
@@ -116,6 +122,9 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     let mut method = Stateful::new(settings);
     let o = &args.bench.output;
     let campaign = Campaign::open(spec, &mut method, |e| campaigns::open_event(o, e))?;
+    if let Some(n) = method.results().settings.conntrack_max {
+        eprintln!("{}", pktlab_search::stateful::limit::notice(n));
+    }
     if !o.json && !o.quiet {
         println!(
             "rfc9693 {}: {} on {}, results in {}",

@@ -20,6 +20,7 @@ pub struct StatefulFlags {
     pub max_rate: Option<String>,
     pub width: Option<String>,
     pub nat_address: Option<String>,
+    pub conntrack_max: Option<u64>,
 }
 
 impl StatefulFlags {
@@ -35,6 +36,7 @@ impl StatefulFlags {
             ("--max-rate", self.max_rate.is_some()),
             ("--width", self.width.is_some()),
             ("--nat-address", self.nat_address.is_some()),
+            ("--conntrack-max", self.conntrack_max.is_some()),
         ]
         .into_iter()
         .find(|(_, set)| *set)
@@ -65,6 +67,7 @@ impl StatefulFlags {
                 })?),
                 None => None,
             },
+            conntrack_max: self.conntrack_max,
         };
         s.check()?;
         Ok(s)
@@ -143,5 +146,28 @@ mod tests {
             ..StatefulFlags::default()
         });
         assert_eq!(e, "invalid --nat-address 'd1': give an IP address");
+        let e = bad(StatefulFlags {
+            conntrack_max: Some(0),
+            ..StatefulFlags::default()
+        });
+        assert_eq!(
+            e,
+            "--conntrack-max must be at least 1 (0 is no limit at all)"
+        );
+    }
+
+    #[test]
+    fn conntrack_max_is_a_setting_a_resume_keeps() {
+        let f = StatefulFlags {
+            conntrack_max: Some(3000),
+            ..StatefulFlags::default()
+        };
+        assert_eq!(f.settings().unwrap().conntrack_max, Some(3000));
+        assert_eq!(f.any(), Some("--conntrack-max"));
+        // Settings written before the option existed read as "left alone".
+        let mut v = serde_json::to_value(StatefulSettings::default()).unwrap();
+        v.as_object_mut().unwrap().remove("conntrack_max");
+        let old: StatefulSettings = serde_json::from_value(v).unwrap();
+        assert_eq!(old.conntrack_max, None);
     }
 }

@@ -10,6 +10,7 @@ use pktlab_campaign::CampaignError;
 use pktlab_trial::trial::TrialEvent;
 
 use super::connections::{Connections, Endpoints, MAX_CONNECTIONS};
+use super::limit::HostLimit;
 use super::phases::{directions, read_number, Phases, MAX, UDP_TIMEOUT};
 use super::responder::builtin_translation;
 use super::results::{StatefulReport, StatefulRun};
@@ -86,6 +87,8 @@ impl Method for Stateful {
             dut: &lab.dut,
             endpoints: &endpoints,
         };
+        // Set before the DUT's limit is read: the results read it.
+        let limit = HostLimit::set(&lab.dut, self.settings().conntrack_max)?;
         let mut out = StatefulRun {
             config: run.config.name.clone(),
             traffic: run.traffic.name.clone(),
@@ -100,6 +103,7 @@ impl Method for Stateful {
         }
         // Leave no connection behind for the next run.
         phases.flush()?;
+        limit.restore()?;
         (cx.lab_whole)()?;
         self.report.runs.push(out);
         self.report.write(cx.folder)?;

@@ -10,10 +10,13 @@
 //! - [`searches`]: the connection tracking table capacity and the maximum
 //!   connection establishment rate, by [`crate::Search`];
 //! - [`teardown`]: the connection tear-down rate;
+//! - [`limit`]: the DUT's connection table limit a run sets
+//!   (`--conntrack-max`);
 //! - [`settings`] and [`flags`], [`results`] (`rfc9693.json`), [`method`].
 
 pub mod connections;
 pub mod flags;
+pub mod limit;
 pub mod method;
 pub mod phases;
 pub mod responder;

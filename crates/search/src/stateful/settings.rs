@@ -77,6 +77,10 @@ pub struct StatefulSettings {
     /// The Initiator's address as the Responder sees it (source NAT);
     /// None: the DUT's own (`nat44` on the built-in lab), else none.
     pub translated: Option<IpAddr>,
+    /// The host's `nf_conntrack_max` for the campaign's runs (host-wide
+    /// on Linux; restored after each run); None: left as it is.
+    #[serde(default)]
+    pub conntrack_max: Option<u64>,
 }
 
 impl Default for StatefulSettings {
@@ -91,6 +95,7 @@ impl Default for StatefulSettings {
             max_rate_pps: 1_000_000.0,
             width: 0.002,
             translated: None,
+            conntrack_max: None,
         }
     }
 }
@@ -125,6 +130,11 @@ impl StatefulSettings {
         super::connections::Connections::at_least(
             self.connections.max(self.max_connections.unwrap_or(0)),
         )?;
+        if self.conntrack_max == Some(0) {
+            return Err(SearchError(
+                "--conntrack-max must be at least 1 (0 is no limit at all)".into(),
+            ));
+        }
         if self.tests.is_empty() {
             return Err(SearchError("no stateful test to run".into()));
         }
