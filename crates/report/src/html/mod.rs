@@ -57,6 +57,27 @@ pub fn render(folders: &[Folder]) -> String {
     }
 }
 
+/// Refuses what an rfc9693 folder cannot be given: other folders (its
+/// page is its own) or `--csv` (`csv`: it has no tables to export).
+pub fn check_stateful(folders: &[Folder], csv: bool) -> Result<(), LoadError> {
+    let Some(f) = folders.iter().find(|f| f.stateful.is_some()) else {
+        return Ok(());
+    };
+    let dir = f.path.display();
+    if folders.len() > 1 {
+        return Err(LoadError(format!(
+            "{dir} holds rfc9693 results, which are reported alone: give it without the other folders"
+        )));
+    }
+    if csv {
+        return Err(LoadError(format!(
+            "--csv has no tables for {dir}: its rfc9693 results are in {}",
+            pktlab_search::stateful::results::REPORT_FILE
+        )));
+    }
+    Ok(())
+}
+
 /// The campaign's `report.html`, rewritten after each run and at the end.
 pub struct HtmlReport;
 
