@@ -537,3 +537,94 @@ fn an_rfc2544_search_records_its_goals() {
         (Some("rfc2544"), Some("rfc2544"))
     );
 }
+
+/// An rfc9693 results folder of `nft-stateful` whose runs (iterations 1,
+/// 2, ...) found the table capacities `capacities`.
+fn rfc9693_folder(dir: &Path, created_at: u64, capacities: &[f64]) -> PathBuf {
+    use pktlab_campaign::folder::{ResultsDir, CAMPAIGN_FILE, ENV_FILE};
+    use pktlab_search::stateful::searches::Bounds;
+    use pktlab_search::stateful::{StatefulReport, StatefulRun, StatefulSettings};
+
+    let folder = ResultsDir::create(dir).unwrap();
+    folder.write(CAMPAIGN_FILE, b"name = \"fw\"\n").unwrap();
+    let env = serde_json::json!({"clocks": null, "configs": [], "cpu_plan": null,
+        "created_at": created_at, "dut_uname": null,
+        "host": {"hostname": "h", "kernel": "6.18.0", "kernel_build": "#1",
+            "os": null, "cpu_model": null, "cpus": 2},
+        "interrupts": null, "lab": "built-in lab hh1", "nics": [],
+        "pktlab_version": env!("CARGO_PKG_VERSION"), "virtual_lab": true});
+    folder.write(ENV_FILE, env.to_string().as_bytes()).unwrap();
+    let mut report = StatefulReport::new(StatefulSettings::default());
+    for (i, &c) in capacities.iter().enumerate() {
+        report.runs.push(StatefulRun {
+            config: "nft-stateful".into(),
+            traffic: "inet4".into(),
+            iteration: i + 1,
+            conntrack_max: Some(1_000_000),
+            capacity: Some(Bounds {
+                lower: Some(c),
+                upper: Some(c + 1000.0),
+                min: 1.0,
+                max: 1_250_000.0,
+                hit_max: false,
+                generator_limited: false,
+                complete: true,
+                lower_intended: Some(c),
+                upper_intended: Some(c + 1000.0),
+            }),
+            ..StatefulRun::default()
+        });
+    }
+    report.write(&folder).unwrap();
+    dir.to_path_buf()
+}
+
+/// rfc9693 folders imported under six labels: their capacity is trended
+/// and a lower one is a regression, with the figures jumpavg gives for
+/// these values (its "labels" series, as `a_pps_folder_trend_page_and_comparison`).
+#[test]
+fn rfc9693_capacities_trend_and_regress() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("h.sqlite");
+    let labels: [(&str, &[f64]); 6] = [
+        ("r9", &[788e3, 790e3, 785e3]),
+        ("r10", &[791e3, 786e3, 789e3]),
+        ("r11", &[820e3, 824e3, 819e3, 822e3]),
+        ("r100", &[818e3, 823e3]),
+        ("r101", &[720e3, 716e3, 722e3]),
+        ("r102", &[719e3, 721e3, 717e3]),
+    ];
+    for (i, (label, values)) in labels.into_iter().enumerate() {
+        let dir = rfc9693_folder(&tmp.path().join(label), 1_800_000_000 + i as u64, values);
+        let r = with_db(
+            &db,
+            &["history", "import", dir.to_str().unwrap(), "--label", label],
+        );
+        ok(&r, "import");
+        assert!(r.stdout.contains(": added, "), "{}", r.stdout);
+    }
+    let r = with_db(&db, &["history", "list", "--json"]);
+    ok(&r, "list");
+    assert_eq!(r.stdout.lines().count(), 6);
+    assert!(r.stdout.contains("\"source\":\"rfc9693\""), "{}", r.stdout);
+    // Without --metric, an rfc9693 run's series is its capacity.
+    let r = with_db(&db, &["history", "trend"]);
+    ok(&r, "trend");
+    assert!(
+        r.stdout
+            .starts_with("nft-stateful inet4 64: capacity, 6 labels (r9 .. r102), 18 runs\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.ends_with(
+        "  changes:\n    progression at r11: 788166.7 -> 821000.0 connections (+4.17 %)\n    regression  at r101: 821000.0 -> 719166.7 connections (-12.40 %)\n"
+    ), "{}", r.stdout);
+    let r = with_db(&db, &["history", "trend", "--metric", "capacity_upper"]);
+    ok(&r, "trend upper");
+    assert!(
+        r.stdout
+            .contains("regression  at r101: 822000.0 -> 720166.7 connections"),
+        "{}",
+        r.stdout
+    );
+}
