@@ -354,4 +354,39 @@ fn a_search_both_ways_asks_each_direction_for_its_load() {
     assert!(r.stdout.contains(" pps each way: lost "), "{}", r.stdout);
     assert!(r.stdout.contains("\n    forward: sent "), "{}", r.stdout);
     assert!(r.stdout.contains("\n    reverse: sent "), "{}", r.stdout);
+    // rfc2544.json: each direction's loss at the NDR's bounds, worked out
+    // here from the trials at each bound's load.
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("rfc2544.json")).unwrap()).unwrap();
+    let ndr = &report["throughput"][0]["goals"][0];
+    let ways = ndr["directions"].as_array().expect("each direction's loss");
+    assert_eq!(ways.len(), 2, "{ndr}");
+    for (i, name) in ["forward", "reverse"].iter().enumerate() {
+        assert_eq!(ways[i]["name"], json!(name), "{ndr}");
+        for bound in ["lower", "upper"] {
+            let Some(load) = ndr[format!("{bound}_intended_pps")].as_f64() else {
+                assert!(ways[i][format!("{bound}_loss_ratio")].is_null(), "{ndr}");
+                continue;
+            };
+            let (mut sent, mut lost) = (0, 0);
+            for l in lines
+                .iter()
+                .filter(|l| l["test"] == "throughput" && l["intended_pps"].as_f64() == Some(load))
+            {
+                sent += n(&l["directions"][i]["tx"]);
+                lost += n(&l["directions"][i]["lost"]);
+            }
+            let ratio = ways[i][format!("{bound}_loss_ratio")].as_f64().unwrap();
+            assert!(
+                (ratio - lost as f64 / sent as f64).abs() < 1e-12,
+                "{name} at the {bound} bound: {ratio} against {lost}/{sent}: {ndr}"
+            );
+        }
+        // And in the text, under the goal's line.
+        assert!(
+            r.stdout.contains(&format!("\n    {name}: lost ")),
+            "{}",
+            r.stdout
+        );
+    }
 }
