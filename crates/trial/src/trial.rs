@@ -263,10 +263,11 @@ fn one_trial(
         &mut ran,
         on_event,
     )?;
+    let both_ways = back.is_some();
     let figures = ran
         .ends
         .iter()
-        .map(|end| figures_of(trials, end, shape, ran.drain_end))
+        .map(|end| figures_of(trials, end, shape, ran.drain_end, both_ways))
         .collect::<Result<Vec<Figures>, TrialError>>()?;
     let result = TrialResult::of(rate_pps, ran, figures, counted, lab);
     on_event(TrialEvent::Finished {
@@ -306,14 +307,20 @@ struct Figures {
     latency_note: Option<String>,
 }
 
+/// One direction's figures. A direction of traffic both ways whose
+/// receiver counted no test frame forwarded 0 frames a second (a stateful
+/// DUT that drops the answers): the trial still measured the other.
 fn figures_of(
     trials: &Trials<'_>,
     end: &EndRan,
     shape: Shape,
     drain_end: Duration,
+    both_ways: bool,
 ) -> Result<Figures, TrialError> {
     let (head, tail) = (trials.settings.trim_head, trials.settings.trim_tail);
-    let forwarded_pps = run_value(&end.rx_samples, head, tail).ok_or_else(|| {
+    let nothing = both_ways && end.rx.packets == end.rx.foreign;
+    let value = run_value(&end.rx_samples, head, tail).or(nothing.then_some(0.0));
+    let forwarded_pps = value.ok_or_else(|| {
         TrialError::Failed(format!(
             "no per-second sample left after leaving out the first {head} and the last {tail}: \
              the run forwarded nothing or is too short (use a longer --duration)"
