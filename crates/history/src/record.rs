@@ -12,6 +12,8 @@ pub enum Source {
     /// A `pktlab rfc2544` results folder: every search's goals and
     /// latencies.
     Rfc2544,
+    /// A `pktlab rfc9693` results folder: every run's stateful results.
+    Rfc9693,
     /// A BSDRP/netbenches `<label>.<config>.pps` file set.
     Pps,
 }
@@ -21,12 +23,13 @@ impl Source {
         match self {
             Source::Bench => "bench",
             Source::Rfc2544 => "rfc2544",
+            Source::Rfc9693 => "rfc9693",
             Source::Pps => "pps",
         }
     }
 
     pub fn parse(text: &str) -> Option<Source> {
-        [Source::Bench, Source::Rfc2544, Source::Pps]
+        [Source::Bench, Source::Rfc2544, Source::Rfc9693, Source::Pps]
             .into_iter()
             .find(|s| s.as_str() == text)
     }
@@ -79,6 +82,8 @@ pub struct RunRecord {
     pub loss_ratio: Option<f64>,
     pub goals: Vec<GoalRecord>,
     pub latencies: Vec<LatencyRecord>,
+    /// RFC 9693's results (`rfc9693.json`), one per test.
+    pub stateful: Vec<StatefulRecord>,
 }
 
 /// A search goal's bounds (`rfc2544.json`).
@@ -92,6 +97,39 @@ pub struct GoalRecord {
     pub hit_max: bool,
     pub generator_limited: bool,
     pub complete: bool,
+}
+
+/// One result of RFC 9693's stateful tests (`rfc9693.json`): a test's
+/// value and, for a search, its bounds. Each test is a row of its own, so
+/// a new test adds rows, not columns.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StatefulRecord {
+    /// The test, as `pktlab rfc9693 --tests` names it: `capacity`, `rate`,
+    /// `teardown`.
+    pub test: String,
+    /// The unit of `value` and `upper`: `connections`, `connections/s`.
+    pub unit: String,
+    /// The result: a search's lower bound, a measured rate (None: the
+    /// search found none).
+    pub value: Option<f64>,
+    /// A search's upper bound (None: none failed, or not a search).
+    pub upper: Option<f64>,
+    /// The connections each trial opened (the rate and tear-down tests).
+    pub connections: Option<i64>,
+    /// The DUT's `nf_conntrack_max` during the run.
+    pub dut_limit: Option<i64>,
+    pub hit_max: bool,
+    pub generator_limited: bool,
+    pub complete: bool,
+}
+
+/// The unit of an rfc9693 test's results: the capacity counts
+/// connections, the other tests are rates.
+pub fn unit_of(test: &str) -> &'static str {
+    match test {
+        "capacity" => "connections",
+        _ => "connections/s",
+    }
 }
 
 /// Latency at one load of a search (`rfc2544.json`), in nanoseconds.

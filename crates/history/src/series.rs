@@ -32,7 +32,7 @@ const PERCENTILES: [(Percentile, &str); 6] = [
 ];
 
 /// What a series measures.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Metric {
     /// A run's value: the median of its per-second forwarded counts.
     Forwarded,
@@ -44,6 +44,24 @@ pub enum Metric {
     Upper(f64),
     /// A latency percentile at a load (a fraction of the PDR), in ns.
     Latency(Percentile, f64),
+    /// An rfc9693 test's result (a search's lower bound, a measured rate)
+    /// or, with `upper`, a search's upper bound.
+    Stateful { test: String, upper: bool },
+}
+
+/// An rfc9693 test's metric by its name: `capacity`, `rate_upper`.
+fn stateful_metric(name: &str) -> Option<Metric> {
+    let (test, upper) = match name.strip_suffix("_upper") {
+        Some(t) => (t, true),
+        None => (name, false),
+    };
+    let known = pktlab_search::stateful::Test::ALL
+        .iter()
+        .any(|t| t.name() == test);
+    known.then(|| Metric::Stateful {
+        test: test.to_string(),
+        upper,
+    })
 }
 
 /// `0.005` as `0.5`: a ratio in percent, without trailing zeros.
@@ -73,6 +91,8 @@ impl Metric {
                 let n = PERCENTILES.iter().find(|x| x.0 == *p).map_or("", |x| x.1);
                 format!("{n}_ns@{}%", percent(*f))
             }
+            Metric::Stateful { test, upper: false } => test.clone(),
+            Metric::Stateful { test, upper: true } => format!("{test}_upper"),
         }
     }
 
@@ -82,10 +102,13 @@ impl Metric {
     pub fn parse(text: &str) -> Result<Metric, HistoryError> {
         let bad = || {
             HistoryError::Usage(format!(
-                "unknown metric '{text}': use forwarded_pps, offered_pps, ndr, pdr, lower_pps@LOSS%, upper_pps@LOSS% or p50_ns@LOAD% (min, p50, p90, p99, p999, max; LOAD in % of the PDR)"
+                "unknown metric '{text}': use forwarded_pps, offered_pps, ndr, pdr, lower_pps@LOSS%, upper_pps@LOSS%, p50_ns@LOAD% (min, p50, p90, p99, p999, max; LOAD in % of the PDR), or rfc9693's capacity, rate, teardown (capacity_upper, rate_upper: a search's upper bound)"
             ))
         };
         let t = text.trim();
+        if let Some(m) = stateful_metric(t) {
+            return Ok(m);
+        }
         match t {
             "forwarded_pps" | "forwarded" => return Ok(Metric::Forwarded),
             "offered_pps" | "offered" => return Ok(Metric::Offered),
@@ -123,6 +146,7 @@ impl Metric {
     pub fn unit(&self) -> &'static str {
         match self {
             Metric::Latency(..) => "ns",
+            Metric::Stateful { test, .. } => crate::record::unit_of(test),
             _ => "pps",
         }
     }
@@ -155,17 +179,29 @@ impl Metric {
                     Percentile::Max => lat.max_ns,
                 } as f64)
             }
+            Metric::Stateful { test, upper } => {
+                let r = run.stateful.iter().find(|r| r.test == *test)?;
+                if *upper {
+                    r.upper
+                } else {
+                    r.value
+                }
+            }
         }
     }
 
-    /// The metrics a run has by default: its forwarded pps, or each of
-    /// its goals' lower bounds.
+    /// The metrics a run has by default: its forwarded pps, each of its
+    /// goals' lower bounds, or each of its stateful results.
     pub fn headline(run: &RunRecord) -> Vec<Metric> {
         let mut out = Vec::new();
         if run.forwarded_pps.is_some() {
             out.push(Metric::Forwarded);
         }
         out.extend(run.goals.iter().map(|g| Metric::Lower(g.loss_ratio)));
+        out.extend(run.stateful.iter().map(|r| Metric::Stateful {
+            test: r.test.clone(),
+            upper: false,
+        }));
         out
     }
 }
@@ -189,8 +225,8 @@ impl Filter {
     }
 
     fn metrics(&self, run: &RunRecord) -> Vec<Metric> {
-        match self.metric {
-            Some(m) => vec![m],
+        match &self.metric {
+            Some(m) => vec![m.clone()],
             None => Metric::headline(run),
         }
     }
@@ -355,6 +391,7 @@ mod tests {
                 loss_ratio: None,
                 goals: Vec::new(),
                 latencies: Vec::new(),
+                stateful: Vec::new(),
             },
         }
     }

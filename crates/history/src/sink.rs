@@ -11,6 +11,7 @@ use pktlab_campaign::runs::Runs;
 use pktlab_campaign::sink::{Finished, Sink, Stage};
 use pktlab_campaign::CampaignError;
 use pktlab_search::mlr::results::Searches;
+use pktlab_search::stateful::StatefulReport;
 
 use crate::import::folder::{record_of, Results};
 use crate::record::{CampaignRecord, Recorded};
@@ -89,6 +90,14 @@ impl Sink<Runs> for Recorder {
 impl Sink<Searches> for Recorder {
     fn take(&self, f: &Finished<'_, Searches>) -> Result<(), CampaignError> {
         self.at_end(f, Results::Searches(f.results, &f.plan.name));
+        Ok(())
+    }
+}
+
+/// An `rfc9693` campaign's stateful results.
+impl Sink<StatefulReport> for Recorder {
+    fn take(&self, f: &Finished<'_, StatefulReport>) -> Result<(), CampaignError> {
+        self.at_end(f, Results::Stateful(f.results, Some(f.plan), &f.plan.name));
         Ok(())
     }
 }

@@ -18,7 +18,7 @@ use common::{bench_folder, campaign, fresh, rfc2544_folder, run, search, Backend
 use pktlab_history::db::schema;
 use pktlab_history::import::folder::read_folder;
 use pktlab_history::jumpavg::Kind;
-use pktlab_history::record::{Recorded, Source};
+use pktlab_history::record::{Recorded, RunRecord, Source, StatefulRecord};
 use pktlab_history::series::{self, Filter, Metric, OrderBy};
 use pktlab_history::{trend, Database, DbTarget, HistoryError};
 
@@ -328,7 +328,7 @@ fn newer_schema_is_refused(b: Backend) {
             e,
             HistoryError::Newer {
                 theirs: 99,
-                ours: 2,
+                ours: 3,
                 ..
             }
         ),
@@ -336,12 +336,12 @@ fn newer_schema_is_refused(b: Backend) {
     );
     let text = e.to_string();
     assert!(
-        text.contains("has schema version 99, newer than this pktlab's 2"),
+        text.contains("has schema version 99, newer than this pktlab's 3"),
         "{text}"
     );
     assert_eq!(text.lines().count(), 1);
     // Refused before anything is written: the row is still there.
-    raw(&t, "UPDATE pktlab_history_schema SET version = 2");
+    raw(&t, "UPDATE pktlab_history_schema SET version = 3");
     assert_eq!(open(&t.target).runs().unwrap().len(), 1);
 }
 
@@ -376,6 +376,159 @@ fn older_schema_is_migrated(b: Backend) {
     db.set_label_order(&["r1".into()]).unwrap();
     assert_eq!(db.label_positions().unwrap()["r1"], 0);
     assert_eq!(db.label_positions().unwrap()["r2"], 0);
+    // Version 3's table is there: a stateful run lands and reads back.
+    let mut c = campaign("new", "r3", vec![stateful_run(1, 2996.0)]);
+    c.source = Source::Rfc9693;
+    db.record(&c).unwrap();
+    let runs = db.runs().unwrap();
+    assert_eq!(runs[0].run, c.runs[0]);
+}
+
+/// An rfc9693 run of `nft-stateful` whose capacity is `capacity`.
+fn stateful_run(iteration: i64, capacity: f64) -> RunRecord {
+    let rate = StatefulRecord {
+        test: "rate".into(),
+        unit: "connections/s".into(),
+        value: Some(185_718.333_333_333_3),
+        upper: Some(290_839.1),
+        connections: Some(10_000),
+        dut_limit: Some(3000),
+        hit_max: false,
+        generator_limited: true,
+        complete: false,
+    };
+    RunRecord {
+        forwarded_pps: None,
+        offered_pps: None,
+        loss_ratio: None,
+        stateful: vec![
+            StatefulRecord {
+                test: "capacity".into(),
+                unit: "connections".into(),
+                value: Some(capacity),
+                upper: Some(capacity + 6.0),
+                connections: None,
+                complete: true,
+                ..rate.clone()
+            },
+            rate.clone(),
+            StatefulRecord {
+                test: "teardown".into(),
+                value: Some(145_065.0),
+                upper: None,
+                generator_limited: false,
+                complete: true,
+                ..rate
+            },
+        ],
+        ..run("nft-stateful", iteration, 0.0)
+    }
+}
+
+fn stateful_results_read_back_exact(b: Backend) {
+    let t = fresh(b);
+    let mut db = open(&t.target);
+    let mut first = stateful_run(1, 2996.0);
+    // A search that found no lower bound, and a test this pktlab does not
+    // run: a row like the others, no new column.
+    first.stateful[1].value = None;
+    first.stateful.push(StatefulRecord {
+        test: "throughput".into(),
+        unit: "pps".into(),
+        value: Some(1.5e6),
+        upper: Some(1.51e6),
+        connections: Some(10_000),
+        dut_limit: None,
+        hit_max: true,
+        generator_limited: false,
+        complete: true,
+    });
+    let mut c = campaign("s1", "fw-1", vec![first, stateful_run(2, 3000.0)]);
+    c.source = Source::Rfc9693;
+    c.name = "rfc9693".into();
+    assert_eq!(db.record(&c).unwrap().runs_added, 2);
+    let mut db = open(&t.target);
+    let runs = db.runs().unwrap();
+    let got: Vec<_> = runs.iter().map(|s| s.run.clone()).collect();
+    assert_eq!(got, c.runs);
+    assert_eq!(runs[0].source, Source::Rfc9693);
+    assert_eq!(got[0].stateful[3].test, "throughput");
+    assert_eq!(got[1].stateful[1].value, Some(185_718.333_333_333_3));
+    let listed = db.campaigns().unwrap();
+    assert_eq!(
+        (listed[0].source, listed[0].name.as_str(), listed[0].runs),
+        (Source::Rfc9693, "rfc9693", 2)
+    );
+    // Each result is a metric of its own, its upper bound another.
+    let s = &runs[1].run;
+    assert_eq!(Metric::parse("capacity").unwrap().value(s), Some(3000.0));
+    assert_eq!(
+        Metric::parse("capacity_upper").unwrap().value(s),
+        Some(3006.0)
+    );
+    assert_eq!(Metric::parse("teardown").unwrap().value(s), Some(145_065.0));
+    assert_eq!(Metric::parse("teardown_upper").unwrap().value(s), None);
+    assert_eq!(Metric::parse("rate").unwrap().unit(), "connections/s");
+    assert_eq!(Metric::parse("capacity").unwrap().unit(), "connections");
+    let names: Vec<String> = Metric::headline(s).iter().map(|m| m.name()).collect();
+    assert_eq!(names, ["capacity", "rate", "teardown"]);
+}
+
+/// A lower capacity is a regression, a higher one a progression, found
+/// as for a forwarding rate: the "labels" series of jumpavg's tests as
+/// table capacities.
+fn stateful_trend_flags_a_lower_capacity(b: Backend) {
+    let t = fresh(b);
+    let mut db = open(&t.target);
+    let labels: [(&str, &[f64]); 6] = [
+        ("r5", &[720e3, 716e3, 722e3]),
+        ("r1", &[788e3, 790e3, 785e3]),
+        ("r2", &[791e3, 786e3, 789e3]),
+        ("r3", &[820e3, 824e3, 819e3, 822e3]),
+        ("r4", &[818e3, 823e3]),
+        ("r6", &[719e3, 721e3, 717e3]),
+    ];
+    for (label, values) in labels {
+        let runs = values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| stateful_run(i as i64 + 1, v))
+            .collect();
+        let mut c = campaign(label, label, runs);
+        c.source = Source::Rfc9693;
+        db.record(&c).unwrap();
+    }
+    let runs = db.runs().unwrap();
+    let only = Filter {
+        metric: Some(Metric::parse("capacity").unwrap()),
+        ..Filter::default()
+    };
+    let all = series::build(&runs, &only, OrderBy::Label, &HashMap::new());
+    assert_eq!(all.len(), 1);
+    assert_eq!(
+        (all[0].key.title(), all[0].key.metric.as_str()),
+        ("nft-stateful inet4 64".to_string(), "capacity")
+    );
+    let tr = trend::trend(&all[0]).unwrap();
+    let groups: Vec<(&str, Kind, f64)> = tr
+        .groups
+        .iter()
+        .map(|g| (g.first_label.as_str(), g.kind, g.average))
+        .collect();
+    // As jumpavg 0.4.2 groups them (src/jumpavg/tests.rs, "labels").
+    assert_eq!(
+        groups,
+        [
+            ("r1", Kind::Normal, 788166.6666666666),
+            ("r3", Kind::Progression, 821000.0),
+            ("r5", Kind::Regression, 719166.6666666667),
+        ]
+    );
+    assert_eq!(tr.bits, 171.02730835887456);
+    // Without --metric every result is a series of its own.
+    let every = series::build(&runs, &Filter::default(), OrderBy::Label, &HashMap::new());
+    let metrics: Vec<&str> = every.iter().map(|s| s.key.metric.as_str()).collect();
+    assert_eq!(metrics, ["capacity", "rate", "teardown"]);
 }
 
 fn other_tables_are_not_ours(b: Backend) {
@@ -485,7 +638,7 @@ fn a_missing_database_is_not_made_for_reading(b: Backend) {
     assert_eq!(text.lines().count(), 1);
     match b {
         Backend::Sqlite => {
-            assert!(text.ends_with("none.sqlite: does not exist: nothing has been recorded in it (pktlab bench and rfc2544 record every campaign; pktlab history import adds results folders)"), "{text}");
+            assert!(text.ends_with("none.sqlite: does not exist: nothing has been recorded in it (pktlab bench, rfc2544 and rfc9693 record every campaign; pktlab history import adds results folders)"), "{text}");
             assert!(!t.target.display().is_empty());
         }
         Backend::Postgres => assert!(
@@ -506,6 +659,8 @@ both!(
     other_tables_are_not_ours,
     trends_and_comparisons_from_the_database,
     a_missing_database_is_not_made_for_reading,
+    stateful_results_read_back_exact,
+    stateful_trend_flags_a_lower_capacity,
 );
 
 #[test]

@@ -16,11 +16,14 @@ use pktlab_campaign::runs::Runs;
 use pktlab_campaign::sink::{Finished, Sink, Stage};
 use pktlab_history::commands::import_folders;
 use pktlab_history::import::folder::{read_folder, Results};
-use pktlab_history::record::{Recorded, Source};
+use pktlab_history::record::{Recorded, Source, StatefulRecord};
 use pktlab_history::sink::record_from_memory;
 use pktlab_history::{Database, DbTarget, Recorder};
 use pktlab_search::mlr::record as trials;
 use pktlab_search::mlr::results::Searches;
+use pktlab_search::stateful::searches::Bounds;
+use pktlab_search::stateful::teardown::Teardown;
+use pktlab_search::stateful::{StatefulReport, StatefulRun, StatefulSettings};
 
 /// A new results folder `dir` holding `campaign.toml` (`text`) and the
 /// `env.json` of a campaign created at `created_at`.
@@ -207,6 +210,139 @@ fn an_rfc2544_campaign_s_record_from_memory_is_its_folder_s() {
     assert!(
         said.contains(
             ": already in the history, nothing added (rfc2544 'searches', label '6.1.0-18-amd64')"
+        ),
+        "{said}"
+    );
+}
+
+/// A search's bounds as `rfc9693.json` holds them.
+fn bounds(lower: f64, upper: Option<f64>, generator_limited: bool) -> Bounds {
+    Bounds {
+        lower: Some(lower),
+        upper,
+        min: 1.0,
+        max: 3750.0,
+        hit_max: upper.is_none(),
+        generator_limited,
+        complete: !generator_limited,
+        lower_intended: Some(lower),
+        upper_intended: upper,
+    }
+}
+
+#[test]
+fn an_rfc9693_campaign_s_record_from_memory_is_its_folder_s() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = "name = \"conntrack\"\n";
+    let (dir, plan) = folder(&tmp.path().join("c"), text, 1_700_003_000);
+    let mut report = StatefulReport::new(StatefulSettings::default());
+    report.runs.push(StatefulRun {
+        config: "nft-stateful".into(),
+        traffic: "inet4".into(),
+        iteration: 1,
+        conntrack_max: Some(3000),
+        udp_timeout_s: Some(30),
+        capacity: Some(bounds(2996.0, Some(3002.0), false)),
+        count_at_capacity: Some(2996),
+        rate: Some(bounds(185_718.25, Some(290_839.5), true)),
+        rate_connections: Some(2996),
+        teardown: Some(Teardown::Measured {
+            connections: 2996,
+            full_s: 0.0739,
+            empty_s: 0.0049,
+            rate_per_s: 145_065.125,
+        }),
+        ..StatefulRun::default()
+    });
+    // A run whose tear-down rate could not be measured keeps its rate.
+    report.runs.push(StatefulRun {
+        config: "nat44".into(),
+        traffic: "inet4".into(),
+        iteration: 1,
+        conntrack_max: Some(262_144),
+        rate: Some(bounds(200_137.0, None, false)),
+        rate_connections: Some(10_000),
+        teardown: Some(Teardown::NotMeasured {
+            why: "within the spread".into(),
+        }),
+        ..StatefulRun::default()
+    });
+    report.write(&dir).unwrap();
+
+    let target = sqlite(tmp.path());
+    let recorder = Recorder::new(target.clone(), Some("fw-v42".into()));
+    let done = hand(&recorder, &plan, &dir, &report);
+    assert_eq!(
+        (done.new_campaign, done.runs_added, done.label.as_str()),
+        (true, 2, "fw-v42")
+    );
+    let (env, env_text) = dir.env_and_text().unwrap();
+    let f = Finished {
+        plan: &plan,
+        env: &env,
+        env_text: &env_text,
+        folder: &dir,
+        results: &report,
+        stage: Stage::End,
+    };
+    let results = Results::Stateful(&report, Some(&plan), &plan.name);
+    let memory = record_from_memory(&f, results, Some("fw-v42")).unwrap();
+    assert_eq!(memory, read_folder(&dir.path, Some("fw-v42")).unwrap());
+    assert_eq!(
+        (memory.source, memory.name.as_str(), memory.started_at),
+        (Source::Rfc9693, "conntrack", Some(1_700_003_000))
+    );
+    let row = |test: &str, unit: &str, value: f64, upper: Option<f64>| StatefulRecord {
+        test: test.into(),
+        unit: unit.into(),
+        value: Some(value),
+        upper,
+        connections: None,
+        dut_limit: Some(3000),
+        hit_max: upper.is_none(),
+        generator_limited: false,
+        complete: true,
+    };
+    let nft = &memory.runs[0];
+    assert_eq!(
+        (nft.config.as_str(), nft.traffic.as_str(), nft.size.as_str()),
+        ("nft-stateful", "inet4", "64")
+    );
+    assert_eq!((nft.forwarded_pps, nft.goals.len()), (None, 0));
+    assert_eq!(
+        nft.stateful,
+        [
+            row("capacity", "connections", 2996.0, Some(3002.0)),
+            StatefulRecord {
+                connections: Some(2996),
+                generator_limited: true,
+                complete: false,
+                ..row("rate", "connections/s", 185_718.25, Some(290_839.5))
+            },
+            StatefulRecord {
+                connections: Some(2996),
+                hit_max: false,
+                ..row("teardown", "connections/s", 145_065.125, None)
+            },
+        ]
+    );
+    assert_eq!(
+        memory.runs[1].stateful,
+        [StatefulRecord {
+            connections: Some(10_000),
+            dut_limit: Some(262_144),
+            ..row("rate", "connections/s", 200_137.0, None)
+        }]
+    );
+
+    // The database gives back the same figures; importing adds nothing.
+    let mut db = Database::open(&target, false).unwrap();
+    let stored: Vec<_> = db.runs().unwrap().into_iter().map(|s| s.run).collect();
+    assert_eq!(stored, memory.runs);
+    let said = import_folders(&target, std::slice::from_ref(&dir.path), None).unwrap();
+    assert!(
+        said.contains(
+            ": already in the history, nothing added (rfc9693 'conntrack', label 'fw-v42')"
         ),
         "{said}"
     );

@@ -290,3 +290,113 @@ fn an_interrupted_campaign_still_has_its_page() {
     assert!(r.stderr.contains("note: ") && r.stderr.contains("0 of 2 runs finished"));
     assert_eq!(text.matches("<svg ").count(), 0);
 }
+
+/// One trial of an rfc9693 search: `n` connections at `rate`, `validated`
+/// of them answered.
+fn stateful_trial(
+    test: &str,
+    n: u64,
+    rate: f64,
+    validated: u64,
+) -> pktlab_search::stateful::phases::StatefulTrial {
+    pktlab_search::stateful::phases::StatefulTrial {
+        test: test.into(),
+        connections: n,
+        setup_rate_pps: rate,
+        offered_pps: rate,
+        preliminary_sent: n,
+        preliminary_received: n,
+        conntrack_count: Some(validated),
+        validation_rate_pps: 50_000.0,
+        validation_sent: n,
+        validation_received: validated,
+        setup_refused: Some(n - validated),
+        setup_evicted: Some(0),
+        validation_evicted: Some(0),
+    }
+}
+
+/// `pktlab report DIR` on an rfc9693 folder reads `rfc9693.json` back and
+/// writes the page its campaign wrote, byte for byte, with the figures put
+/// in; it is reported alone and has no CSV tables. No lab: the folder is
+/// made from known results.
+#[test]
+fn an_rfc9693_folder_s_page_is_the_one_its_campaign_wrote() {
+    use pktlab_campaign::folder::{ResultsDir, CAMPAIGN_FILE};
+    use pktlab_search::stateful::searches::Bounds;
+    use pktlab_search::stateful::{StatefulReport, StatefulRun, StatefulSettings};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("rfc9693-x");
+    let dir = ResultsDir::create(&path).unwrap();
+    dir.write(CAMPAIGN_FILE, b"name = \"rfc9693\"\n").unwrap();
+    let mut report = StatefulReport::new(StatefulSettings::default());
+    report.runs.push(StatefulRun {
+        config: "nft-stateful".into(),
+        traffic: "inet4".into(),
+        iteration: 1,
+        conntrack_max: Some(3000),
+        udp_timeout_s: Some(30),
+        capacity: Some(Bounds {
+            lower: Some(2996.0),
+            upper: Some(3002.0),
+            min: 1.0,
+            max: 3750.0,
+            hit_max: false,
+            generator_limited: false,
+            complete: true,
+            lower_intended: Some(2996.0),
+            upper_intended: Some(3002.0),
+        }),
+        count_at_capacity: Some(2996),
+        trials: vec![
+            stateful_trial("capacity", 3750, 50_000.0, 3000),
+            stateful_trial("capacity", 2996, 50_000.0, 2996),
+            stateful_trial("capacity", 3002, 50_000.0, 3000),
+        ],
+        ..StatefulRun::default()
+    });
+    report.write(&dir).unwrap();
+    // What the campaign's exporter wrote as the run ended.
+    let written = pktlab_report::html::stateful::stateful_page(&path, &report);
+    let d = path.to_str().unwrap();
+
+    let r = pktlab(&["report", d]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.stdout, format!("Report: {d}/report.html\n"));
+    // The one thing the folder lacks (no env.json here); no run file or
+    // summary is asked for.
+    assert_eq!(
+        r.stderr,
+        format!("note: {d}: env.json is missing: the host and NICs are unknown.\n")
+    );
+    let page = std::fs::read_to_string(path.join("report.html")).unwrap();
+    assert!(page == written, "the page differs from the campaign's");
+    for figure in [
+        "<title>pktlab report: rfc9693-x</title>",
+        "nft-stateful inet4 #1: nf_conntrack_max 3,000 (host-wide), UDP timeout 30 s, 3 trials",
+        "connection tracking table capacity     2,996 connections [2,996, 3,002], the DUT counted 2,996",
+        // The first trial's row: 3,750 opened, 3,000 validated, 750 failed.
+        "<td class=\"num\">1</td><td class=\"num\">3,750</td><td class=\"num\">50,000</td>\
+         <td class=\"num\">3,750</td><td class=\"num\">3,000</td><td class=\"num\">3,000</td>\
+         <td class=\"num\">750</td><td class=\"num\">750</td>",
+    ] {
+        assert!(page.contains(figure), "{figure}");
+    }
+    assert!(!page.contains("summary.json"));
+
+    // Reported alone, and no CSV tables: one line, exit 2, page kept.
+    let other = tmp.path().join("other");
+    let other_dir = ResultsDir::create(&other).unwrap();
+    other_dir
+        .write(CAMPAIGN_FILE, b"name = \"bench\"\n")
+        .unwrap();
+    let o = other.to_str().unwrap();
+    one_line_exit_2(
+        &["report", d, o],
+        "holds rfc9693 results, which are reported alone",
+    );
+    one_line_exit_2(&["report", "--csv", d], "--csv has no tables for");
+    assert!(!path.join("csv").exists());
+    assert!(std::fs::read_to_string(path.join("report.html")).unwrap() == written);
+}

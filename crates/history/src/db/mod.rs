@@ -12,8 +12,8 @@ pub mod target;
 use std::collections::HashMap;
 
 use crate::record::{
-    CampaignRecord, GoalRecord, LatencyRecord, Recorded, RunRecord, Source, StoredCampaign,
-    StoredRun,
+    CampaignRecord, GoalRecord, LatencyRecord, Recorded, RunRecord, Source, StatefulRecord,
+    StoredCampaign, StoredRun,
 };
 use crate::HistoryError;
 use sql::{Col, Conn, Dialect, Value};
@@ -45,7 +45,7 @@ impl Database {
                 if !create && !path.exists() {
                     return Err(HistoryError::db(
                         &name,
-                        "does not exist: nothing has been recorded in it (pktlab bench and rfc2544 record every campaign; pktlab history import adds results folders)",
+                        "does not exist: nothing has been recorded in it (pktlab bench, rfc2544 and rfc9693 record every campaign; pktlab history import adds results folders)",
                     ));
                 }
                 if create {
@@ -310,7 +310,61 @@ fn insert_run(c: &mut dyn Conn, campaign_id: i64, run: &RunRecord) -> Result<boo
             ],
         )?;
     }
+    for r in &run.stateful {
+        insert_stateful(c, run_id, r)?;
+    }
     Ok(true)
+}
+
+fn insert_stateful(c: &mut dyn Conn, run_id: i64, r: &StatefulRecord) -> Result<(), String> {
+    c.execute(
+        "INSERT INTO stateful_results (run_id, test, unit, value, upper, connections, dut_limit, hit_max, generator_limited, complete)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        &[
+            run_id.into(),
+            (&r.test).into(),
+            (&r.unit).into(),
+            r.value.into(),
+            r.upper.into(),
+            r.connections.into(),
+            r.dut_limit.into(),
+            r.hit_max.into(),
+            r.generator_limited.into(),
+            r.complete.into(),
+        ],
+    )?;
+    Ok(())
+}
+
+/// Each run's stateful results, into the runs `out` (`at`: run id → index).
+fn read_stateful(
+    c: &mut dyn Conn,
+    out: &mut [StoredRun],
+    at: &HashMap<i64, usize>,
+) -> Result<(), String> {
+    use Col::{Int, Real, Text};
+    let rows = c.query(
+        "SELECT run_id, test, unit, value, upper, connections, dut_limit, hit_max, generator_limited, complete
+         FROM stateful_results ORDER BY run_id, test",
+        &[],
+        &[Int, Text, Text, Real, Real, Int, Int, Int, Int, Int],
+    )?;
+    for r in rows {
+        if let Some(&i) = r[0].int().and_then(|id| at.get(&id)) {
+            out[i].run.stateful.push(StatefulRecord {
+                test: r[1].text().unwrap_or_default(),
+                unit: r[2].text().unwrap_or_default(),
+                value: r[3].real(),
+                upper: r[4].real(),
+                connections: r[5].int(),
+                dut_limit: r[6].int(),
+                hit_max: r[7].int() == Some(1),
+                generator_limited: r[8].int() == Some(1),
+                complete: r[9].int() == Some(1),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn source_of(v: &Value) -> Result<Source, String> {
@@ -346,6 +400,7 @@ fn read_runs(c: &mut dyn Conn) -> Result<Vec<StoredRun>, String> {
                 loss_ratio: r[12].real(),
                 goals: Vec::new(),
                 latencies: Vec::new(),
+                stateful: Vec::new(),
             },
         });
     }
@@ -393,6 +448,7 @@ fn read_runs(c: &mut dyn Conn) -> Result<Vec<StoredRun>, String> {
             });
         }
     }
+    read_stateful(c, &mut out, &at)?;
     Ok(out)
 }
 

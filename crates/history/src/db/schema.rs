@@ -4,6 +4,8 @@
 //! `.pps` folder), `runs` (one per run or search), `goals` (a search's
 //! bounds per loss goal) and `latencies` (a search's latency per load).
 //! Version 2: `label_order` (the positions `import-pps --order` gives).
+//! Version 3: `stateful_results` (an rfc9693 run's results, one row per
+//! test: a new test needs no new column).
 //!
 //! `pktlab_history_schema` holds the version. Opening a database applies
 //! the steps it lacks, each in the same transaction as the version it
@@ -12,13 +14,13 @@
 use super::sql::{Col, Conn, Dialect};
 
 /// The schema version this pktlab writes.
-pub const VERSION: i64 = 2;
+pub const VERSION: i64 = 3;
 
 /// The version table.
 pub const VERSION_TABLE: &str = "pktlab_history_schema";
 
 /// Each step's statements, `{ID}` standing for the dialect's id column.
-const STEPS: [(i64, &str); 2] = [
+const STEPS: [(i64, &str); 3] = [
     (
         1,
         "CREATE TABLE campaigns (
@@ -88,6 +90,22 @@ const STEPS: [(i64, &str); 2] = [
         "CREATE TABLE label_order (
             label TEXT PRIMARY KEY,
             position BIGINT NOT NULL
+        )",
+    ),
+    (
+        3,
+        "CREATE TABLE stateful_results (
+            run_id BIGINT NOT NULL REFERENCES runs (id),
+            test TEXT NOT NULL,
+            unit TEXT NOT NULL,
+            value DOUBLE PRECISION,
+            upper DOUBLE PRECISION,
+            connections BIGINT,
+            dut_limit BIGINT,
+            hit_max BIGINT NOT NULL,
+            generator_limited BIGINT NOT NULL,
+            complete BIGINT NOT NULL,
+            UNIQUE (run_id, test)
         )",
     ),
 ];

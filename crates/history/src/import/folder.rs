@@ -3,17 +3,21 @@
 //! with the types its writers define (`pktlab_campaign`'s run files and
 //! `env.json`, `pktlab_search`'s searches; [`read_folder`]), both made by
 //! the same code. A `bench` campaign gives every finished run's forwarded
-//! pps, an `rfc2544` campaign every finished search's goals and latencies.
+//! pps, an `rfc2544` campaign every finished search's goals and latencies,
+//! an `rfc9693` campaign every finished run's stateful results
+//! ([`super::stateful`]).
 //!
 //! All reading of pktlab's results files is in this module.
 
 use std::path::Path;
 
 use pktlab_campaign::folder::{check_version, ResultsDir, ENV_FILE};
+use pktlab_campaign::plan::Plan;
 use pktlab_campaign::records::{EnvRecord, RunRecord as Run};
 use pktlab_campaign::CampaignError;
 use pktlab_search::mlr::results::Searches;
 use pktlab_search::mlr::summary::{Report, Throughput};
+use pktlab_search::stateful::StatefulReport;
 
 use crate::record::{CampaignRecord, GoalRecord, LatencyRecord, RunRecord, Source};
 use crate::HistoryError;
@@ -47,6 +51,9 @@ pub enum Results<'a> {
     Runs(&'a [Run]),
     /// An `rfc2544` campaign's searches, and the campaign's name.
     Searches(&'a Searches, &'a str),
+    /// An `rfc9693` campaign's results, its plan (when known: the frame
+    /// sizes) and its name.
+    Stateful(&'a StatefulReport, Option<&'a Plan>, &'a str),
 }
 
 /// The record of results folder `dir`, labelled `label` (None: the DUT's
@@ -77,6 +84,12 @@ pub fn read_folder(dir: &Path, label: Option<&str>) -> Result<CampaignRecord, Hi
             record_of(dir, &env, &env_bytes, Results::Searches(&s, &name), label)
         }
         None => {
+            if let Some(r) = StatefulReport::read(&folder).map_err(from_campaign)? {
+                let name = campaign_name(dir);
+                let plan = plan_of(dir);
+                let results = Results::Stateful(&r, plan.as_ref(), &name);
+                return record_of(dir, &env, &env_bytes, results, label);
+            }
             let runs = folder.runs().map_err(from_campaign)?;
             record_of(dir, &env, &env_bytes, Results::Runs(&runs), label)
         }
@@ -96,6 +109,11 @@ pub fn record_of(
 ) -> Result<CampaignRecord, HistoryError> {
     let (source, name, runs) = match results {
         Results::Searches(s, name) => (Source::Rfc2544, name.to_string(), searches(s)),
+        Results::Stateful(r, plan, name) => (
+            Source::Rfc9693,
+            name.to_string(),
+            super::stateful::stateful_runs(r, plan),
+        ),
         Results::Runs(runs) => {
             let name = runs.first().map(|r| r.header.campaign.clone());
             (Source::Bench, name.unwrap_or_default(), bench_runs(runs))
@@ -150,11 +168,21 @@ pub fn default_label(env: &EnvRecord) -> String {
 /// The campaign's name from its `campaign.toml` (`bench` when it names
 /// none, as pktlab does).
 fn campaign_name(dir: &Path) -> String {
+    campaign_file(dir)
+        .and_then(|f| f.name)
+        .unwrap_or_else(|| "bench".into())
+}
+
+fn campaign_file(dir: &Path) -> Option<pktlab_campaign::file::CampaignFile> {
     let text = std::fs::read_to_string(dir.join(pktlab_campaign::folder::CAMPAIGN_FILE));
     text.ok()
         .and_then(|t| pktlab_campaign::file::CampaignFile::parse(&t).ok())
-        .and_then(|f| f.name)
-        .unwrap_or_else(|| "bench".into())
+}
+
+/// The campaign's plan from its `campaign.toml`, if it reads (the CPU
+/// count only sizes an RPS mask, which the history does not keep).
+fn plan_of(dir: &Path) -> Option<Plan> {
+    Plan::from_file(&campaign_file(dir)?, 1).ok()
 }
 
 fn bench_runs(finished: &[Run]) -> Vec<RunRecord> {
@@ -171,6 +199,7 @@ fn bench_runs(finished: &[Run]) -> Vec<RunRecord> {
             loss_ratio: Some(r.result.loss_ratio),
             goals: Vec::new(),
             latencies: Vec::new(),
+            stateful: Vec::new(),
         })
         .collect()
 }
@@ -238,5 +267,6 @@ fn search_run(t: &Throughput, report: &Report, started_at: Option<i64>) -> RunRe
                 max_ns: l.max_ns as i64,
             })
             .collect(),
+        stateful: Vec::new(),
     }
 }

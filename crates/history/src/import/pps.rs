@@ -179,6 +179,7 @@ fn record(
                 loss_ratio: None,
                 goals: Vec::new(),
                 latencies: Vec::new(),
+                stateful: Vec::new(),
             })
         })
         .collect();

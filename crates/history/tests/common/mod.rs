@@ -89,6 +89,7 @@ pub fn run(config: &str, iteration: i64, v: f64) -> RunRecord {
         loss_ratio: Some(0.0099),
         goals: Vec::new(),
         latencies: Vec::new(),
+        stateful: Vec::new(),
     }
 }
 

@@ -10,10 +10,10 @@ use pktlab_stats::Confidence;
 
 use crate::cmd::common::write_stdout;
 
-/// The results history: every campaign of bench and rfc2544 in a database,
-/// trends over labels (kernels, firmwares, rulesets) with regressions and
-/// progressions found as FD.io CSIT finds them (jumpavg), a page of charts,
-/// and two labels compared with ministat.
+/// The results history: every campaign of bench, rfc2544 and rfc9693 in a
+/// database, trends over labels (kernels, firmwares, rulesets) with
+/// regressions and progressions found as FD.io CSIT finds them (jumpavg),
+/// a page of charts, and two labels compared with ministat.
 #[derive(clap::Args, Debug)]
 #[command(verbatim_doc_comment)]
 pub struct Args {
@@ -45,7 +45,7 @@ pub enum Sub {
 
 #[derive(clap::Args, Debug)]
 pub struct ImportArgs {
-    /// Results folders of pktlab bench or rfc2544
+    /// Results folders of pktlab bench, rfc2544 or rfc9693
     #[arg(value_name = "DIR", required = true)]
     pub dirs: Vec<PathBuf>,
     /// Label of the campaigns [default: each DUT's kernel release]
@@ -90,8 +90,10 @@ pub struct SeriesArgs {
     #[command(flatten)]
     pub filter: FilterArgs,
     /// forwarded_pps, offered_pps, ndr, pdr, lower_pps@LOSS%,
-    /// upper_pps@LOSS%, or a latency such as p99_ns@90% [default: each
-    /// run's forwarded_pps, each search's lower bounds]
+    /// upper_pps@LOSS%, a latency such as p99_ns@90%, or rfc9693's
+    /// capacity, rate, teardown (capacity_upper, rate_upper) [default: each
+    /// run's forwarded_pps, each search's lower bounds, each rfc9693
+    /// result]
     #[arg(long = "metric", value_name = "METRIC")]
     pub metric: Option<String>,
     /// Points in label order (a point is a label's runs) or time order

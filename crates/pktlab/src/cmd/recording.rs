@@ -1,5 +1,5 @@
-//! How a finished `bench` or `rfc2544` campaign goes into the results
-//! history (`pktlab history` reads it back).
+//! How a finished `bench`, `rfc2544` or `rfc9693` campaign goes into the
+//! results history (`pktlab history` reads it back).
 
 use std::path::Path;
 
@@ -7,7 +7,7 @@ use pktlab_history::{text, DbTarget, Recorder};
 
 use crate::error::usage;
 
-/// How a finished `bench` or `rfc2544` campaign goes into the history.
+/// How a finished `bench`, `rfc2544` or `rfc9693` campaign goes into the history.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct RecordArgs {
     /// Do not add this campaign to the results history

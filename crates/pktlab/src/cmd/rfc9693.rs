@@ -6,6 +6,7 @@ use pktlab_campaign::campaign::{Campaign, Event, Outcome};
 use pktlab_campaign::method::Method;
 use pktlab_campaign::sink::Sink;
 use pktlab_engine::StopSignal;
+use pktlab_history::Recorder;
 use pktlab_report::rfc9693 as out;
 use pktlab_search::stateful::flags::StatefulFlags;
 use pktlab_search::stateful::{Stateful, StatefulReport};
@@ -13,6 +14,7 @@ use pktlab_trial::trial::TrialEvent;
 
 use crate::cmd::campaigns::{self, CampaignArgs, Display};
 use crate::cmd::common::{self, print_json};
+use crate::cmd::recording;
 use crate::error::usage;
 
 /// Measure a stateful DUT as RFC 9693 does: how many connections it
@@ -112,6 +114,7 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         )));
     }
     let settings = flags.settings()?;
+    let recorder = recording::recorder(&args.bench.history)?;
     if args.bench.resume.is_none() {
         args.bench.iterations = Some(1);
         if args.bench.name.is_none() && args.bench.campaign.is_none() {
@@ -148,6 +151,9 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     if !args.bench.no_report {
         sinks.push(&page);
     }
+    if let Some(r) = &recorder {
+        sinks.push(r);
+    }
     let outcome = campaign.run(&mut method, &sinks, &stop, |e| {
         let name = |r: &pktlab_campaign::campaign::RunLabel<'_>| {
             format!("run {}/{} {} {}", r.index, r.of, r.config, r.traffic)
@@ -178,8 +184,11 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
         }
     });
     show.finish();
-    let outcome = outcome?;
-    closing(&campaign, &method, outcome, &args.bench)
+    // A campaign stopped by an error is recorded as far as it went.
+    let outcome = outcome.inspect_err(|_| {
+        recording::say_recorded(recorder.as_ref(), &campaign.folder().path, false)
+    })?;
+    closing(&campaign, &method, outcome, &args.bench, recorder.as_ref())
 }
 
 /// The results, and the exit code: 130 after Ctrl-C, 1 when runs failed.
@@ -188,13 +197,16 @@ fn closing(
     method: &Stateful,
     outcome: Outcome,
     args: &CampaignArgs,
+    recorder: Option<&Recorder>,
 ) -> anyhow::Result<()> {
     let dir = c.folder().path.display().to_string();
     let r = method.results();
-    if args.output.json {
+    let o = &args.output;
+    if o.json {
         print_json(&out::closing_json(r, &dir, outcome.interrupted));
     } else {
         print!("{}", out::closing_text(r, &dir, outcome.interrupted));
     }
+    recording::say_recorded(recorder, &c.folder().path, !o.json && !o.quiet);
     campaigns::exit(&outcome, "runs", "rfc9693", &dir)
 }

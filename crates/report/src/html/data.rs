@@ -16,6 +16,7 @@ use pktlab_campaign::summary::{CampaignSummary, SUMMARY_FILE};
 use pktlab_search::mlr::record::TrialLine;
 use pktlab_search::mlr::results::{is_search_folder, Searches};
 use pktlab_search::mlr::summary::Report;
+use pktlab_search::stateful::StatefulReport;
 
 /// Why a folder cannot be reported: always the user's input (exit 2).
 #[derive(Debug)]
@@ -42,6 +43,9 @@ pub struct Folder {
     pub runs: Option<Runs>,
     /// An rfc2544 campaign's searches.
     pub searches: Option<Searches>,
+    /// An rfc9693 campaign's results: its page is a page of its own
+    /// (`super::stateful`).
+    pub stateful: Option<StatefulReport>,
     /// What the folder lacks, one sentence each.
     pub missing: Vec<String>,
 }
@@ -96,6 +100,7 @@ impl Folder {
             env,
             runs: None,
             searches: None,
+            stateful: None,
             missing: Vec::new(),
         }
     }
@@ -120,7 +125,10 @@ impl Folder {
         let plan = plan_of(path)?;
         let mut f = Folder::bare(path, String::new(), plan, None);
         f.env = f.read_env(&dir)?;
-        if is_search_folder(&dir) {
+        let stateful = StatefulReport::read(&dir).map_err(|e| LoadError(e.to_string()))?;
+        if stateful.is_some() {
+            f.stateful = stateful;
+        } else if is_search_folder(&dir) {
             let s = Searches::read(&dir).map_err(|e| LoadError(e.to_string()))?;
             f.searches = s;
         } else {

@@ -45,10 +45,14 @@ pub fn write_page(folders: &[Folder], output: Option<&Path>) -> Result<PathBuf, 
     Ok(target)
 }
 
-/// The page of the folders: one folder's report, or a comparison.
+/// The page of the folders: one folder's report (an rfc9693 folder's as
+/// its campaign wrote it), or a comparison.
 pub fn render(folders: &[Folder]) -> String {
     match folders {
-        [one] => page::folder_page(one),
+        [one] => match &one.stateful {
+            Some(r) => stateful::stateful_page(&one.path, r),
+            None => page::folder_page(one),
+        },
         many => page::comparison_page(many),
     }
 }
