@@ -105,16 +105,18 @@ pub struct GoalRecord {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StatefulRecord {
     /// The test, as `pktlab rfc9693 --tests` names it: `capacity`, `rate`,
-    /// `teardown`.
+    /// `teardown`, `throughput`.
     pub test: String,
-    /// The unit of `value` and `upper`: `connections`, `connections/s`.
+    /// The unit of `value` and `upper`: `connections`, `connections/s`,
+    /// `pps each way`.
     pub unit: String,
     /// The result: a search's lower bound, a measured rate (None: the
     /// search found none).
     pub value: Option<f64>,
     /// A search's upper bound (None: none failed, or not a search).
     pub upper: Option<f64>,
-    /// The connections each trial opened (the rate and tear-down tests).
+    /// The connections each trial opened (the rate, throughput and
+    /// tear-down tests).
     pub connections: Option<i64>,
     /// The DUT's `nf_conntrack_max` during the run.
     pub dut_limit: Option<i64>,
@@ -124,10 +126,12 @@ pub struct StatefulRecord {
 }
 
 /// The unit of an rfc9693 test's results: the capacity counts
-/// connections, the other tests are rates.
+/// connections, the throughput frames each way, the other tests are
+/// connection rates.
 pub fn unit_of(test: &str) -> &'static str {
     match test {
         "capacity" => "connections",
+        "throughput" => "pps each way",
         _ => "connections/s",
     }
 }

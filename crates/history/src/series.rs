@@ -102,7 +102,7 @@ impl Metric {
     pub fn parse(text: &str) -> Result<Metric, HistoryError> {
         let bad = || {
             HistoryError::Usage(format!(
-                "unknown metric '{text}': use forwarded_pps, offered_pps, ndr, pdr, lower_pps@LOSS%, upper_pps@LOSS%, p50_ns@LOAD% (min, p50, p90, p99, p999, max; LOAD in % of the PDR), or rfc9693's capacity, rate, teardown (capacity_upper, rate_upper: a search's upper bound)"
+                "unknown metric '{text}': use forwarded_pps, offered_pps, ndr, pdr, lower_pps@LOSS%, upper_pps@LOSS%, p50_ns@LOAD% (min, p50, p90, p99, p999, max; LOAD in % of the PDR), or rfc9693's capacity, rate, throughput, teardown (capacity_upper, rate_upper, throughput_upper: a search's upper bound)"
             ))
         };
         let t = text.trim();

@@ -252,6 +252,8 @@ fn an_rfc9693_campaign_s_record_from_memory_is_its_folder_s() {
             empty_s: 0.0049,
             rate_per_s: 145_065.125,
         }),
+        throughput: Some(bounds(95_000.5, Some(96_000.0), false)),
+        throughput_connections: Some(2996),
         ..StatefulRun::default()
     });
     // A run whose tear-down rate could not be measured keeps its rate.
@@ -323,6 +325,10 @@ fn an_rfc9693_campaign_s_record_from_memory_is_its_folder_s() {
                 connections: Some(2996),
                 hit_max: false,
                 ..row("teardown", "connections/s", 145_065.125, None)
+            },
+            StatefulRecord {
+                connections: Some(2996),
+                ..row("throughput", "pps each way", 95_000.5, Some(96_000.0))
             },
         ]
     );

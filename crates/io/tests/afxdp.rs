@@ -172,6 +172,70 @@ fn two_queues_afxdp_to_afxdp_exact_counts_per_queue() {
 }
 
 #[test]
+fn a_sender_on_a_receivers_queue_sends_through_its_socket() {
+    // Each end of a one-queue veth receives and sends at once, as a tester
+    // port does for traffic both ways: the kernel binds one socket per
+    // queue, so each sender goes through its receiver's socket.
+    let ns = Netns::new();
+    let (a, b) = veth_pair(&ns, "d", 1);
+    ns.run(|| {
+        let cfg = small();
+        let mut rx_a = AfXdpRx::open(&a, 0, &cfg).unwrap();
+        let mut rx_b = AfXdpRx::open(&b, 0, &cfg).unwrap();
+        let mut tx_a = AfXdpTx::open(&a, 0, &cfg).unwrap();
+        let mut tx_b = AfXdpTx::open(&b, 0, &cfg).unwrap();
+        // The receiver's socket has one sender: a second one is refused.
+        let e = AfXdpTx::open(&a, 0, &cfg).unwrap_err();
+        assert!(matches!(e, IoError::QueueBusy { queue: 0, .. }), "{e}");
+        assert_eq!((tx_a.queue(), tx_a.mode().to_string()), (0, "copy".into()));
+        // 3000 frames from a to b (source port 1000), 2000 from b to a
+        // (source port 2000), interleaved 100 at a time.
+        let ab: Vec<Vec<u8>> = (0..3000u32)
+            .map(|i| udp_frame(MAC_A, MAC_B, 1000, i, 60 + (i as usize % 100)))
+            .collect();
+        let ba: Vec<Vec<u8>> = (0..2000u32)
+            .map(|i| udp_frame(MAC_B, MAC_A, 2000, i, 60))
+            .collect();
+        let (mut at_b, mut at_a) = (Vec::new(), Vec::new());
+        for k in 0..30 {
+            send_frames(&mut tx_a, &ab[k * 100..(k + 1) * 100], 100, || {});
+            if k < 20 {
+                send_frames(&mut tx_b, &ba[k * 100..(k + 1) * 100], 100, || {});
+            }
+            for (rx, got) in [(&mut rx_b, &mut at_b), (&mut rx_a, &mut at_a)] {
+                while rx
+                    .recv_batch(Duration::ZERO, |f| got.push(f.data.to_vec()))
+                    .unwrap()
+                    > 0
+                {}
+            }
+        }
+        recv_into(&mut rx_b, &mut at_b, ab.len());
+        recv_into(&mut rx_a, &mut at_a, ba.len());
+        // Each side got exactly the other's frames, in order, and none of
+        // its own.
+        assert_eq!(at_b.len(), 3000);
+        assert_eq!(at_b, ab, "a -> b frames differ");
+        assert_eq!(at_a.len(), 2000);
+        assert_eq!(at_a, ba, "b -> a frames differ");
+        for tx in [&mut tx_a, &mut tx_b] {
+            tx.flush().unwrap();
+            assert_eq!((tx.tx_errors(), tx.in_flight()), (0, 0));
+        }
+        assert_eq!((rx_a.drops().unwrap(), rx_b.drops().unwrap()), (0, 0));
+        // a's receiver closed, its sender keeps the socket and sends on.
+        drop(rx_a);
+        let more: Vec<Vec<u8>> = (3000..3010u32)
+            .map(|i| udp_frame(MAC_A, MAC_B, 1000, i, 60))
+            .collect();
+        send_frames(&mut tx_a, &more, 10, || {});
+        let mut got = Vec::new();
+        recv_into(&mut rx_b, &mut got, more.len());
+        assert_eq!(got, more);
+    });
+}
+
+#[test]
 fn shared_umem_tx_on_two_queues() {
     let ns = Netns::new();
     let (a, b) = veth_pair(&ns, "s", 2);

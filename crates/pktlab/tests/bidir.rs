@@ -99,9 +99,14 @@ fn a_one_way_trial_from_r0_reaches_g0_through_the_dut() {
     );
 }
 
-/// A campaign both ways at 20 kpps each way for 3 s on `prefix`'s lab, in
-/// configuration `config` (apply, revert).
-fn campaign(dir: &std::path::Path, prefix: &str, config: (&str, &str)) -> std::path::PathBuf {
+/// A campaign both ways at 20 kpps each way for 3 s on `prefix`'s lab,
+/// with backend `io`, in configuration `config` (apply, revert).
+fn campaign(
+    dir: &std::path::Path,
+    prefix: &str,
+    io: &str,
+    config: (&str, &str),
+) -> std::path::PathBuf {
     let path = dir.join("both.toml");
     let text = format!(
         r#"name = "both"
@@ -110,7 +115,7 @@ prefix = "{prefix}"
 [run]
 iterations = 1
 duration = "3s"
-io = "afpacket"
+io = "{io}"
 [[traffic]]
 name = "inet4"
 rate = "20kpps"
@@ -158,9 +163,9 @@ fn said(stdout: &str, name: &str) -> (u64, u64, String) {
 /// Runs the campaign and checks what every run both ways must show: each
 /// direction within the rate, the text's counts those of the record, and
 /// a total that is the directions' sum. Returns the record's result.
-fn bench_both_ways(lab: &Lab, config: (&str, &str)) -> (Value, String) {
+fn bench_both_ways(lab: &Lab, io: &str, config: (&str, &str)) -> (Value, String) {
     let dir = tempfile::tempdir().unwrap();
-    let file = campaign(dir.path(), &lab.prefix, config);
+    let file = campaign(dir.path(), &lab.prefix, io, config);
     let out_dir = dir.path().join("out");
     let r = common::pktlab(&[
         "bench",
@@ -210,7 +215,7 @@ fn a_bench_both_ways_prints_each_direction_and_their_sum() {
     let _serial = common::one_at_a_time();
     let lab = Lab::up();
     let before = lab.refused();
-    let (v, _) = bench_both_ways(&lab, ("\"true\"", "\"true\""));
+    let (v, _) = bench_both_ways(&lab, "afpacket", ("\"true\"", "\"true\""));
     if lab.refused().since(&before).total() == 0 {
         // Nothing refused on a quiet host: nothing lost either way.
         assert_eq!(n(&v["lost"]), 0, "{v}");
@@ -218,6 +223,75 @@ fn a_bench_both_ways_prints_each_direction_and_their_sum() {
     // Each direction's receiver saw its 2000 streams.
     for way in v["directions"].as_array().unwrap() {
         assert_eq!(n(&way["rx"]["streams"]), 2000, "{way}");
+    }
+}
+
+#[test]
+fn afxdp_both_ways_counts_each_direction_and_their_sum() {
+    let _serial = common::one_at_a_time();
+    let lab = Lab::up();
+    let before = lab.refused();
+    let (v, _) = bench_both_ways(&lab, "afxdp", ("\"true\"", "\"true\""));
+    let refused = lab.refused().since(&before).total();
+    for way in v["directions"].as_array().unwrap() {
+        // Each tester port sent and received with AF_XDP at once: the
+        // reverse generator went through the forward receiver's socket.
+        assert!(
+            way["tx"]["backend"].as_str().unwrap().starts_with("afxdp"),
+            "{way}"
+        );
+        assert!(
+            way["rx"]["backend"].as_str().unwrap().starts_with("afxdp"),
+            "{way}"
+        );
+        assert_eq!(n(&way["rx"]["streams"]), 2000, "{way}");
+        if refused == 0 {
+            // Nothing refused on a quiet host: every frame of each
+            // direction arrived, in sequence.
+            assert_eq!(n(&way["rx"]["packets"]), n(&way["tx"]["packets"]), "{way}");
+            assert_eq!(
+                (
+                    n(&way["lost"]),
+                    n(&way["rx"]["lost"]),
+                    n(&way["rx"]["duplicates"])
+                ),
+                (0, 0, 0),
+                "{way}"
+            );
+        }
+    }
+    // The ports' own counters agree with each direction's ends: g0 sent
+    // the forward stream and received the reverse one, r0 the other way
+    // round (the lab's own neighbour messages aside).
+    let (fwd, rev) = (&v["directions"][0], &v["directions"][1]);
+    let port = |iface: &str, which: &str| -> u64 {
+        let c = v["lab_counters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["iface"] == iface)
+            .unwrap_or_else(|| panic!("no counters of {iface}: {v}"));
+        n(&c[which])
+    };
+    for (iface, which, want) in [
+        ("g0", "tx_packets", n(&fwd["tx"]["packets"])),
+        (
+            "r0",
+            "rx_packets",
+            n(&fwd["tx"]["packets"]) - n(&fwd["lost"]),
+        ),
+        ("r0", "tx_packets", n(&rev["tx"]["packets"])),
+        (
+            "g0",
+            "rx_packets",
+            n(&rev["tx"]["packets"]) - n(&rev["lost"]),
+        ),
+    ] {
+        let got = port(iface, which);
+        assert!(
+            (want..want + 10).contains(&got),
+            "{iface} {which}: {got}, want {want}"
+        );
     }
 }
 
@@ -230,7 +304,11 @@ fn a_loss_both_ways_is_placed_in_its_direction() {
     // each of its 2000 streams (sources 198.19.10.x): 2000 frames, none
     // of the forward stream's.
     let apply = "\"nft 'add table ip bidirdrops; add chain ip bidirdrops forward_test { type filter hook forward priority 0; }; add rule ip bidirdrops forward_test ip saddr 198.19.10.0/24 udp dport 2000 @th,104,32 2 drop'\"";
-    let (v, stdout) = bench_both_ways(&lab, (apply, "\"nft delete table ip bidirdrops\""));
+    let (v, stdout) = bench_both_ways(
+        &lab,
+        "afpacket",
+        (apply, "\"nft delete table ip bidirdrops\""),
+    );
     let refused = lab.refused().since(&before).total();
     let (fwd, rev) = (&v["directions"][0], &v["directions"][1]);
     let nft = |d: &Value| -> u64 {
@@ -354,4 +432,39 @@ fn a_search_both_ways_asks_each_direction_for_its_load() {
     assert!(r.stdout.contains(" pps each way: lost "), "{}", r.stdout);
     assert!(r.stdout.contains("\n    forward: sent "), "{}", r.stdout);
     assert!(r.stdout.contains("\n    reverse: sent "), "{}", r.stdout);
+    // rfc2544.json: each direction's loss at the NDR's bounds, worked out
+    // here from the trials at each bound's load.
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("rfc2544.json")).unwrap()).unwrap();
+    let ndr = &report["throughput"][0]["goals"][0];
+    let ways = ndr["directions"].as_array().expect("each direction's loss");
+    assert_eq!(ways.len(), 2, "{ndr}");
+    for (i, name) in ["forward", "reverse"].iter().enumerate() {
+        assert_eq!(ways[i]["name"], json!(name), "{ndr}");
+        for bound in ["lower", "upper"] {
+            let Some(load) = ndr[format!("{bound}_intended_pps")].as_f64() else {
+                assert!(ways[i][format!("{bound}_loss_ratio")].is_null(), "{ndr}");
+                continue;
+            };
+            let (mut sent, mut lost) = (0, 0);
+            for l in lines
+                .iter()
+                .filter(|l| l["test"] == "throughput" && l["intended_pps"].as_f64() == Some(load))
+            {
+                sent += n(&l["directions"][i]["tx"]);
+                lost += n(&l["directions"][i]["lost"]);
+            }
+            let ratio = ways[i][format!("{bound}_loss_ratio")].as_f64().unwrap();
+            assert!(
+                (ratio - lost as f64 / sent as f64).abs() < 1e-12,
+                "{name} at the {bound} bound: {ratio} against {lost}/{sent}: {ndr}"
+            );
+        }
+        // And in the text, under the goal's line.
+        assert!(
+            r.stdout.contains(&format!("\n    {name}: lost ")),
+            "{}",
+            r.stdout
+        );
+    }
 }

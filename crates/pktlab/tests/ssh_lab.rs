@@ -587,6 +587,127 @@ fn two_generators_on_two_hosts_add_up_and_every_stream_is_checked() {
     );
 }
 
+#[test]
+fn traffic_both_ways_between_two_hosts_counts_each_direction_exactly() {
+    let _serial = one_at_a_time();
+    let lab = Lab::new(&["a", "b", "c"], &["a"]);
+    let d0 = lab.cable("a", "b", "c");
+    let (a, b, c) = (lab.ns("a"), lab.ns("b"), lab.ns("c"));
+    // The DUT routes the reverse stream's destinations (the forward
+    // sources, 198.18.10.x) back out of d0 to g0, as it routes the
+    // forward ones to r0.
+    let g0 = mac(&a, "g0");
+    sh(&format!(
+        "ip netns exec {b} sh -c 'sysctl -qw net.ipv4.conf.d1.rp_filter=0 && \
+         ip route add 198.18.10.0/24 via 198.18.0.208 dev d0 && \
+         ip neigh replace 198.18.0.208 lladdr {g0} dev d0 nud permanent'"
+    ));
+    let d1 = mac(&b, "d1");
+    let file = lab.campaign(
+        "both.toml",
+        &format!(
+            "{}direction = \"both\"\n",
+            three_host_campaign(&d0, 1, "3s").replace(
+                "dut_in_mac = ",
+                &format!("dut_out_mac = \"{d1}\"\ndut_in_mac = ")
+            )
+        ),
+    );
+    let out_dir = lab.path().join("r");
+    let out = lab.bench(&[
+        "-f",
+        file.to_str().unwrap(),
+        "-o",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(", both ways:\n"), "{stdout}");
+    let record = std::fs::read_to_string(out_dir.join("runs/default.inet4.1.jsonl")).unwrap();
+    let run = json_lines(&record).pop().unwrap();
+    assert_eq!(run["type"], "result");
+    let ways = run["directions"].as_array().expect("both directions");
+    let count = |v: &Value| v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"));
+    let mut sent = Vec::new();
+    for (way, name) in ways.iter().zip(["forward", "reverse"]) {
+        assert_eq!(way["name"], name, "{run}");
+        let tx = count(&way["tx"]["packets"]);
+        // 3 s at 5 kpps each way: 15000 frames; a starved generator on a
+        // busy 2-CPU machine sends fewer, never more.
+        assert!((7_500..=15_100).contains(&tx), "{name}: {tx} frames sent");
+        // Every frame of each direction crossed B and was counted on the
+        // other host, in sequence, each of its 2000 streams.
+        assert_eq!(count(&way["rx"]["packets"]), tx, "{name}: {way}");
+        assert_eq!(count(&way["lost"]), 0, "{name}: {way}");
+        for key in ["lost", "out_of_order", "duplicates", "foreign"] {
+            assert_eq!(way["rx"][key], 0, "{name} {key}: {way}");
+        }
+        assert_eq!(way["rx"]["streams"], 2000, "{name}: {way}");
+        sent.push(tx);
+    }
+    let (forward, reverse) = (sent[0], sent[1]);
+    // The total is their sum.
+    assert_eq!(count(&run["tx"]["packets"]), forward + reverse, "{run}");
+    assert_eq!(count(&run["rx"]["packets"]), forward + reverse, "{run}");
+    assert_eq!(count(&run["lost"]), 0, "{run}");
+    // The hosts' own counters agree: the forward stream left A on g0,
+    // crossed B from d0 to d1 and reached r0 on C; the reverse one went
+    // the other way, sent from C's r0 by the generator that ran beside
+    // the forward receiver.
+    assert_eq!(counter(&a, "g0", "tx_packets"), forward);
+    assert_eq!(counter(&b, "d0", "rx_packets"), forward);
+    assert_eq!(counter(&b, "d1", "tx_packets"), forward);
+    assert_eq!(counter(&c, "r0", "rx_packets"), forward);
+    assert_eq!(counter(&c, "r0", "tx_packets"), reverse);
+    assert_eq!(counter(&b, "d1", "rx_packets"), reverse);
+    assert_eq!(counter(&b, "d0", "tx_packets"), reverse);
+    assert_eq!(counter(&a, "g0", "rx_packets"), reverse);
+    // The text says each direction's figures and their sum.
+    for (name, tx) in [
+        ("forward", forward),
+        ("reverse", reverse),
+        ("total", forward + reverse),
+    ] {
+        let line = format!("  {name}: ");
+        let said = stdout
+            .lines()
+            .find(|l| l.starts_with(&line))
+            .unwrap_or_else(|| panic!("no {name} line: {stdout}"));
+        assert!(
+            said.contains(&format!(", sent {tx}, received {tx}, lost 0 (0.00%)")),
+            "{said}"
+        );
+    }
+    // No worker is left on any host.
+    for h in ["a", "b", "c"] {
+        let left: Vec<String> = commands_in(&lab.ns(h))
+            .into_iter()
+            .filter(|c| c.contains("pktlab"))
+            .collect();
+        assert!(left.is_empty(), "{h}: {left:?}");
+    }
+    // AF_XDP both ways needs a port's generator and receiver in one
+    // process: over ssh they are two workers, and the campaign says so.
+    let out = lab.bench(&[
+        "-f",
+        file.to_str().unwrap(),
+        "-o",
+        lab.path().join("afxdp").to_str().unwrap(),
+        "--io",
+        "afxdp",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).ends_with(
+            "pktlab: traffic profile 'inet4' goes both ways: AF_XDP cannot send and receive \
+             on one port from two worker processes (the kernel binds one AF_XDP socket per \
+             queue): use afpacket over ssh\n"
+        ),
+        "{}",
+        text(&out)
+    );
+}
+
 /// The counter of `which` of interface (`host`, `role`, `iface`) in a list
 /// of interface counters of a run file.
 #[test]

@@ -1,8 +1,9 @@
 //! Stateful DUTs on the built-in lab (root): `nft-stateful` and `nat44`
 //! pass an answer from the outside only for a connection opened from the
 //! inside, `nat44` translates the source, and `pktlab rfc9693` finds the
-//! connection table's capacity where nf_conntrack_max puts it and the
-//! connection establishment rate with bounds and a trace.
+//! connection table's capacity where nf_conntrack_max puts it, the
+//! connection establishment rate and the throughput over established
+//! connections (both ways at once) with bounds and a trace.
 
 mod common;
 
@@ -15,6 +16,7 @@ use common::{one_at_a_time, pktlab, sh, u, Lab, Receiver};
 use pktlab_lab::dut::{builtin_config, BuiltinBase, Dut, DutRunner};
 use pktlab_search::stateful::phases::StatefulTrial;
 use pktlab_search::stateful::results::{StatefulReport, StatefulRun, REPORT_FILE};
+use pktlab_search::stateful::throughput::ThroughputTrial;
 
 fn in_ns(ns: &str, cmd: &str) -> String {
     sh(&format!("ip netns exec {ns} sh -c '{cmd}'"))
@@ -231,6 +233,13 @@ impl Drop for ConntrackMax {
 
 /// `pktlab rfc9693 ARGS` on `lab`; its one run from `rfc9693.json`.
 fn rfc9693(lab: &Lab, args: &[&str]) -> StatefulRun {
+    let mut runs = rfc9693_runs(lab, args);
+    assert_eq!(runs.len(), 1, "{runs:#?}");
+    runs.remove(0)
+}
+
+/// `pktlab rfc9693 ARGS` on `lab`; every run from `rfc9693.json`.
+fn rfc9693_runs(lab: &Lab, args: &[&str]) -> Vec<StatefulRun> {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("r");
     let d = dir.to_str().unwrap();
@@ -239,9 +248,8 @@ fn rfc9693(lab: &Lab, args: &[&str]) -> StatefulRun {
     let r = pktlab(&all);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let text = std::fs::read_to_string(dir.join(REPORT_FILE)).unwrap();
-    let mut report: StatefulReport = serde_json::from_str(&text).unwrap();
-    assert_eq!(report.runs.len(), 1, "{text}");
-    report.runs.remove(0)
+    let report: StatefulReport = serde_json::from_str(&text).unwrap();
+    report.runs
 }
 
 fn trials_of<'a>(run: &'a StatefulRun, test: &str) -> Vec<&'a StatefulTrial> {
@@ -370,5 +378,208 @@ fn establishment_rate_is_searched_with_bounds_and_a_trace() {
     assert!(at(upper).iter().any(|t| !t.validated()), "{trace}");
     for t in trials {
         assert_eq!((t.connections, t.preliminary_sent), (5000, 5000), "{t:?}");
+    }
+}
+
+/// A campaign file of one configuration `name` whose nft lines follow
+/// the forward chain's drop policy.
+fn nft_config(dir: &std::path::Path, name: &str, rules: &[&str]) -> std::path::PathBuf {
+    let file = dir.join(format!("{name}.toml"));
+    let rules: String = rules
+        .iter()
+        .map(|r| format!("; add rule inet pktlab forward {r}"))
+        .collect();
+    std::fs::write(
+        &file,
+        format!(
+            "[[config]]\nname = \"{name}\"\n\
+             apply = [\'\'\'nft 'add table inet pktlab; \
+             add chain inet pktlab forward {{ type filter hook forward priority filter; policy drop; }}\
+             {rules}' \'\'\']\n\
+             revert = [\"nft delete table inet pktlab\"]\n"
+        ),
+    )
+    .unwrap();
+    file
+}
+
+/// Every throughput trial's counts are exact each way: the connections
+/// all set up, each direction sent, and sent = received + lost.
+fn exact_counts(run: &StatefulRun, connections: u64) {
+    assert!(!run.throughput_trials.is_empty(), "{run:#?}");
+    for t in &run.throughput_trials {
+        assert_eq!(t.connections, connections, "{t:?}");
+        assert_eq!(t.preliminary_sent, connections, "{t:?}");
+        assert_eq!(t.preliminary_received, connections, "{t:?}");
+        assert_eq!(t.conntrack_count, Some(connections), "{t:?}");
+        for w in [&t.forward, &t.reverse] {
+            assert!(w.sent > 0, "{t:?}");
+            assert_eq!(w.sent, w.received + w.lost, "{t:?}");
+        }
+    }
+    assert_eq!(run.throughput_connections, Some(connections));
+}
+
+/// The trials at a rate each way.
+fn throughput_at(run: &StatefulRun, rate: f64) -> Vec<&ThroughputTrial> {
+    run.throughput_trials
+        .iter()
+        .filter(|t| (t.rate_pps - rate).abs() < 1e-6 * rate)
+        .collect()
+}
+
+#[test]
+fn throughput_over_established_connections_both_ways() {
+    let _one = one_at_a_time();
+    let lab = Lab::up();
+    // The built-in nft-stateful and nat44, at rates any tester reaches:
+    // the search finds a lossless rate, each direction passing.
+    let runs = rfc9693_runs(
+        &lab,
+        &[
+            "--configs",
+            "nft-stateful,nat44",
+            "--tests",
+            "throughput",
+            "--connections",
+            "1000",
+            "--duration",
+            "1",
+            "--min-rate",
+            "1k",
+            "--max-rate",
+            "4k",
+            "--width",
+            "10",
+        ],
+    );
+    let configs: Vec<&str> = runs.iter().map(|r| r.config.as_str()).collect();
+    assert_eq!(configs, ["nft-stateful", "nat44"]);
+    for run in &runs {
+        exact_counts(run, 1000);
+        let b = run.throughput.as_ref().unwrap();
+        let trace = format!("{b:?}\n{:#?}", run.throughput_trials);
+        let lower = b.lower_intended.expect(&trace);
+        // Every frame of both ways passed at the lower bound: the
+        // answers to the inside address (or, under nat44, to the DUT's
+        // outside address) were let through as established traffic.
+        let at = throughput_at(run, lower);
+        assert!(!at.is_empty(), "{trace}");
+        for t in at {
+            assert_eq!((t.forward.lost, t.reverse.lost), (0, 0), "{trace}");
+            assert_eq!(t.reverse.received, t.reverse.sent, "{trace}");
+        }
+        if let Some(upper) = b.upper_intended {
+            assert!(upper > lower, "{trace}");
+            assert!(throughput_at(run, upper).iter().any(|t| t.lost() > 0));
+        } else {
+            assert!(b.hit_max || b.generator_limited, "{trace}");
+        }
+    }
+    assert_eq!(
+        runs[1].translated.as_deref(),
+        Some("198.19.0.203"),
+        "{runs:#?}"
+    );
+}
+
+#[test]
+fn throughput_is_bounded_by_a_policer_of_established_traffic() {
+    let _one = one_at_a_time();
+    let lab = Lab::up();
+    // Established traffic policed at 20,000 frames a second (burst
+    // 1000), both ways together: over a 2 s trial no frame is lost while
+    // 2 x R x 2 <= 20,000 x 2 + 1000, that is R <= 10,250 each way,
+    // however fast the machine is.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = nft_config(
+        tmp.path(),
+        "policed",
+        &[
+            "ct state established limit rate 20000/second burst 1000 packets accept",
+            "iifname \"d0\" ct state new accept",
+        ],
+    );
+    let run = rfc9693(
+        &lab,
+        &[
+            "-f",
+            file.to_str().unwrap(),
+            "--tests",
+            "throughput",
+            "--connections",
+            "1000",
+            "--duration",
+            "2",
+            "--min-rate",
+            "1k",
+            "--max-rate",
+            "100k",
+            "--width",
+            "5",
+        ],
+    );
+    exact_counts(&run, 1000);
+    let b = run.throughput.as_ref().unwrap();
+    let trace = format!("{b:?}\n{:#?}", run.throughput_trials);
+    let (lower, upper) = (
+        b.lower_intended.expect(&trace),
+        b.upper_intended.expect(&trace),
+    );
+    assert!(lower < upper, "{trace}");
+    assert!(lower < 10_800.0 && upper > 5_000.0, "{trace}");
+    assert!(
+        throughput_at(&run, lower).iter().all(|t| t.lost() == 0),
+        "{trace}"
+    );
+    // Above the policer both directions lose: it counts them together.
+    let over = throughput_at(&run, upper);
+    assert!(
+        over.iter()
+            .any(|t| t.forward.lost > 0 && t.reverse.lost > 0),
+        "{trace}"
+    );
+    assert_eq!(run.throughput_trials[0].rate_pps, 100_000.0, "{trace}");
+}
+
+#[test]
+fn answers_a_dut_drops_fail_every_throughput_trial_in_the_reverse_direction() {
+    let _one = one_at_a_time();
+    let lab = Lab::up();
+    // Only the inside port's frames pass, tracked (a rule without `ct`
+    // would leave conntrack off in the DUT's namespace): the DUT holds
+    // the connections, yet every answer is dropped.
+    let tmp = tempfile::tempdir().unwrap();
+    let rule = "iifname \"d0\" ct state new,established accept";
+    let file = nft_config(tmp.path(), "no-answers", &[rule]);
+    let run = rfc9693(
+        &lab,
+        &[
+            "-f",
+            file.to_str().unwrap(),
+            "--tests",
+            "throughput",
+            "--connections",
+            "500",
+            "--duration",
+            "1",
+            "--min-rate",
+            "1k",
+            "--max-rate",
+            "4k",
+            "--width",
+            "10",
+        ],
+    );
+    exact_counts(&run, 500);
+    let b = run.throughput.as_ref().unwrap();
+    let trace = format!("{b:?}\n{:#?}", run.throughput_trials);
+    // No rate passes: the upper bound is the lowest rate.
+    assert_eq!(b.lower, None, "{trace}");
+    assert_eq!(b.upper_intended, Some(1_000.0), "{trace}");
+    for t in &run.throughput_trials {
+        assert_eq!(t.forward.lost, 0, "{trace}");
+        assert_eq!(t.forward.received, t.forward.sent, "{trace}");
+        assert_eq!(t.reverse.received, 0, "{trace}");
     }
 }

@@ -5,7 +5,7 @@ use pktlab_search::mlr::back_to_back::BackToBack;
 use pktlab_search::mlr::latency::LatencyResult;
 use pktlab_search::mlr::record::TRIALS_FILE;
 use pktlab_search::mlr::summary::{
-    Comparison, FrameLoss, GoalBounds, Report, Throughput, REPORT_FILE,
+    Comparison, DirectionLoss, FrameLoss, GoalBounds, Report, Throughput, REPORT_FILE,
 };
 use pktlab_wire::rate;
 use pktlab_wire::size::SizeMix;
@@ -109,8 +109,23 @@ pub fn throughput_text(t: &Throughput, link_bps: Option<f64>) -> String {
         }
         out.push_str(&line);
         out.push('\n');
+        for d in &g.directions {
+            out.push_str(&direction_loss_line(d));
+        }
     }
     out
+}
+
+/// One direction's loss at a goal's bounds, under the goal's line:
+/// `    forward: lost 0 % at the lower bound, 1.25 % at the upper`.
+fn direction_loss_line(d: &DirectionLoss) -> String {
+    let at = |r: Option<f64>| r.map_or("-".to_string(), percent);
+    format!(
+        "    {}: lost {} at the lower bound, {} at the upper\n",
+        d.name,
+        at(d.lower_loss_ratio),
+        at(d.upper_loss_ratio)
+    )
 }
 
 /// Where one trial's lost frames went, the line bench prints after a run,
@@ -406,7 +421,45 @@ mod tests {
             tester_limited: false,
             loss_inversion: false,
             complete: true,
+            directions: Vec::new(),
         }
+    }
+
+    #[test]
+    fn each_direction_s_loss_under_its_goal() {
+        let mut t = Throughput {
+            config: "nft".into(),
+            traffic: "inet4".into(),
+            size: "64".into(),
+            iteration: 1,
+            max_pps: 1e5,
+            goals: vec![goal(Some(20_000.0), false, false)],
+            generator_limited: false,
+            tester_limited: false,
+            trials: 9,
+            trial_seconds: 9.0,
+        };
+        t.goals[0].directions = vec![
+            DirectionLoss {
+                name: "forward".into(),
+                lower_loss_ratio: Some(0.0),
+                upper_loss_ratio: Some(0.0125),
+            },
+            DirectionLoss {
+                name: "reverse".into(),
+                lower_loss_ratio: Some(0.001),
+                upper_loss_ratio: None,
+            },
+        ];
+        let text = throughput_text(&t, None);
+        assert!(
+            text.ends_with(
+                "conditional throughput 20,000 pps\n    \
+                 forward: lost 0 % at the lower bound, 1.25 % at the upper\n    \
+                 reverse: lost 0.1 % at the lower bound, - at the upper\n"
+            ),
+            "{text}"
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@ use pktlab_search::stateful::phases::StatefulTrial;
 use pktlab_search::stateful::results::{StatefulReport, StatefulRun, REPORT_FILE};
 use pktlab_search::stateful::searches::Bounds;
 use pktlab_search::stateful::teardown::Teardown;
+use pktlab_search::stateful::throughput::{ThroughputTrial, WayCounts};
 
 use crate::linerate::grouped;
 
@@ -39,6 +40,62 @@ pub fn trial_text(n: usize, t: &StatefulTrial) -> String {
         grouped(t.preliminary_received as f64),
         grouped(t.validation_received as f64),
     )
+}
+
+/// One throughput trial: `  trial 12 (throughput): 10,000 connections
+/// set up at 50,000 pps: 10,000 set up, conntrack count 10,000; 20,000 pps
+/// each way for 10 s: forward 200,000 sent, 200,000 received, 0 lost;
+/// reverse 200,000 sent, 199,990 received, 10 lost (loss)`.
+pub fn throughput_trial_text(n: usize, t: &ThroughputTrial) -> String {
+    let count = t.conntrack_count.map_or(String::new(), |c| {
+        format!(", conntrack count {}", grouped(c as f64))
+    });
+    let way = |name: &str, w: &WayCounts| {
+        format!(
+            "{name} {} sent, {} received, {} lost",
+            grouped(w.sent as f64),
+            grouped(w.received as f64),
+            grouped(w.lost as f64)
+        )
+    };
+    let status = match (t.lost(), t.tester_limited) {
+        (0, _) => "",
+        (_, true) => " (loss, mostly the tester's)",
+        (_, false) => " (loss)",
+    };
+    format!(
+        "  trial {n} (throughput): {} connections set up at {} pps: {} set up{count}; \
+         {} pps each way for {} s: {}; {}{status}",
+        grouped(t.connections as f64),
+        grouped(t.setup_rate_pps),
+        grouped(t.preliminary_received as f64),
+        grouped(t.rate_pps),
+        t.duration_s,
+        way("forward", &t.forward),
+        way("reverse", &t.reverse),
+    )
+}
+
+/// Each direction at the throughput's bounds: what the lower bound's
+/// trial received per second each way, what the upper bound's lost.
+fn throughput_ways(b: &Bounds, trials: &[ThroughputTrial]) -> String {
+    let at = |rate: Option<f64>| rate.and_then(|r| trials.iter().rev().find(|t| t.rate_pps == r));
+    let mut out = String::new();
+    if let Some(t) = at(b.lower_intended) {
+        out += &format!(
+            "; received forward {} pps, reverse {} pps",
+            grouped(t.forward.forwarded_pps),
+            grouped(t.reverse.forwarded_pps)
+        );
+    }
+    if let Some(t) = at(b.upper_intended) {
+        out += &format!(
+            "; at the upper bound lost forward {}, reverse {}",
+            grouped(t.forward.lost as f64),
+            grouped(t.reverse.lost as f64)
+        );
+    }
+    out
 }
 
 /// A search's answer with its bounds: `2,998 connections [2,998, 3,004]`.
@@ -118,7 +175,7 @@ pub fn run_text(r: &StatefulRun) -> String {
         r.config,
         r.traffic,
         r.iteration,
-        r.trials.len()
+        trial_count(r)
     );
     if let Some(b) = &r.capacity {
         let count = r.count_at_capacity.map_or(String::new(), |c| {
@@ -138,11 +195,42 @@ pub fn run_text(r: &StatefulRun) -> String {
             bounds_text(b, "connections/s")
         );
     }
+    if let Some(b) = &r.throughput {
+        let n = r.throughput_connections.map_or(String::new(), |n| {
+            format!(" ({} connections)", grouped(n as f64))
+        });
+        out += &format!(
+            "  established-connection throughput      {}{n}{}\n",
+            bounds_text(b, "pps each way"),
+            throughput_ways(b, &r.throughput_trials)
+        );
+    }
     if let Some(t) = &r.teardown {
         out += &format!(
             "  connection tear-down rate              {}\n",
             teardown_text(t)
         );
+    }
+    out
+}
+
+/// Every trial of a run, of every test.
+pub fn trial_count(r: &StatefulRun) -> usize {
+    r.trials.len() + r.throughput_trials.len()
+}
+
+/// A run's trials in words, numbered from 1: the capacity, rate and
+/// tear-down tests' first, then the throughput test's.
+pub fn trials_text(r: &StatefulRun) -> Vec<String> {
+    let mut out: Vec<String> = r
+        .trials
+        .iter()
+        .enumerate()
+        .map(|(i, t)| trial_text(i + 1, t))
+        .collect();
+    let first = out.len() + 1;
+    for (i, t) in r.throughput_trials.iter().enumerate() {
+        out.push(throughput_trial_text(first + i, t));
     }
     out
 }
@@ -154,15 +242,14 @@ pub fn run_json(r: &StatefulRun) -> Value {
     v
 }
 
-/// The end of the campaign: every run, the note on throughput, where the
-/// results are, how to go on after an interruption.
+/// The end of the campaign: every run, where the results are, how to go
+/// on after an interruption.
 pub fn closing_text(r: &StatefulReport, dir: &str, interrupted: bool) -> String {
-    let trials: usize = r.runs.iter().map(|x| x.trials.len()).sum();
+    let trials: usize = r.runs.iter().map(trial_count).sum();
     let mut out = format!("Results ({} runs, {trials} trials):\n", r.runs.len());
     for run in &r.runs {
         out += &run_text(run);
     }
-    out += &format!("Note: {}.\n", r.throughput_note);
     out += &format!("Results in {dir}/{REPORT_FILE}.\n");
     if interrupted {
         out += &format!(
@@ -178,8 +265,7 @@ pub fn closing_json(r: &StatefulReport, dir: &str, interrupted: bool) -> Value {
         "type": "summary",
         "dir": dir,
         "runs": r.runs.len(),
-        "trials": r.runs.iter().map(|x| x.trials.len()).sum::<usize>(),
-        "throughput_note": r.throughput_note,
+        "trials": r.runs.iter().map(trial_count).sum::<usize>(),
         "interrupted": interrupted,
     })
 }
@@ -267,6 +353,78 @@ mod tests {
         assert_eq!(
             bounds_text(&b, "connections/s"),
             "200,137 connections/s [200,137, 200,137], asked [225,120, 225,571]: the generator offered less"
+        );
+    }
+
+    fn throughput_trial(rate: f64, forward_lost: u64, reverse_lost: u64) -> ThroughputTrial {
+        let way = |lost: u64| WayCounts {
+            sent: 200_000,
+            received: 200_000 - lost,
+            lost,
+            offered_pps: 20_000.0,
+            forwarded_pps: (200_000 - lost) as f64 / 10.0,
+        };
+        ThroughputTrial {
+            connections: 10_000,
+            setup_rate_pps: 50_000.0,
+            preliminary_sent: 10_000,
+            preliminary_received: 10_000,
+            conntrack_count: Some(10_000),
+            rate_pps: rate,
+            duration_s: 10.0,
+            forward: way(forward_lost),
+            reverse: way(reverse_lost),
+            tester_lost: 0,
+            tester_limited: false,
+        }
+    }
+
+    #[test]
+    fn a_throughput_trial_in_words() {
+        assert_eq!(
+            throughput_trial_text(12, &throughput_trial(20_000.0, 0, 10)),
+            "  trial 12 (throughput): 10,000 connections set up at 50,000 pps: 10,000 set up, \
+             conntrack count 10,000; 20,000 pps each way for 10 s: forward 200,000 sent, 200,000 \
+             received, 0 lost; reverse 200,000 sent, 199,990 received, 10 lost (loss)"
+        );
+        let t = ThroughputTrial {
+            duration_s: 2.5,
+            conntrack_count: None,
+            ..throughput_trial(19_000.5, 0, 0)
+        };
+        assert!(throughput_trial_text(1, &t).ends_with(
+            "10,000 set up; 19,001 pps each way for 2.5 s: forward 200,000 sent, 200,000 received, \
+             0 lost; reverse 200,000 sent, 200,000 received, 0 lost"
+        ));
+    }
+
+    #[test]
+    fn a_throughput_result_with_each_direction() {
+        let r = StatefulRun {
+            config: "nat44".into(),
+            traffic: "inet4".into(),
+            iteration: 1,
+            throughput: Some(bounds(Some(19_000.0), Some(19_038.0))),
+            throughput_connections: Some(10_000),
+            throughput_trials: vec![
+                throughput_trial(19_038.0, 0, 2_000),
+                throughput_trial(19_000.0, 0, 0),
+            ],
+            ..StatefulRun::default()
+        };
+        assert_eq!(
+            run_text(&r),
+            "nat44 inet4 #1: nf_conntrack_max unknown (host-wide), 2 trials\n  \
+             established-connection throughput      19,000 pps each way [19,000, 19,038] \
+             (10,000 connections); received forward 20,000 pps, reverse 20,000 pps; \
+             at the upper bound lost forward 0, reverse 2,000\n"
+        );
+        let lines = trials_text(&r);
+        assert_eq!(lines.len(), 2);
+        assert!(
+            lines[1].starts_with("  trial 2 (throughput): "),
+            "{}",
+            lines[1]
         );
     }
 

@@ -211,7 +211,7 @@ fn one_trial(
     on_event: &mut dyn FnMut(TrialEvent),
 ) -> Result<TrialResult, TrialError> {
     let lab = trials.lab;
-    let back = reverse_of(lab, traffic)?;
+    let back = reverse_of(lab, traffic, trials.io)?;
     let mut configs = vec![end_configs(trials, lab, traffic, rate_pps, shape)?];
     if let Some((target, stream)) = &back {
         configs.push(end_configs(trials, target, stream, rate_pps, shape)?);
@@ -263,10 +263,11 @@ fn one_trial(
         &mut ran,
         on_event,
     )?;
+    let both_ways = back.is_some();
     let figures = ran
         .ends
         .iter()
-        .map(|end| figures_of(trials, end, shape, ran.drain_end))
+        .map(|end| figures_of(trials, end, shape, ran.drain_end, both_ways))
         .collect::<Result<Vec<Figures>, TrialError>>()?;
     let result = TrialResult::of(rate_pps, ran, figures, counted, lab);
     on_event(TrialEvent::Finished {
@@ -283,18 +284,36 @@ fn one_trial(
 }
 
 /// The reverse stream of a traffic both ways and the lab it runs on (the
-/// same lab from the receiver's side); None for traffic one way.
-fn reverse_of(lab: &Target, traffic: &Traffic) -> Result<Option<(Target, Traffic)>, TrialError> {
+/// same lab from the receiver's side, its ends on the hosts of the
+/// forward receiver and generator); None for traffic one way.
+fn reverse_of(
+    lab: &Target,
+    traffic: &Traffic,
+    io: BenchIo,
+) -> Result<Option<(Target, Traffic)>, TrialError> {
     let Some(stream) = traffic.reverse_stream() else {
         return Ok(None);
     };
-    if lab.gen_remote.is_some() || lab.rcv_remote.is_some() || lab.generators.is_some() {
-        return Err(TrialError::Usage(format!(
-            "traffic profile '{}': traffic both ways is not supported over ssh yet",
+    let refused = |why: String| {
+        TrialError::Usage(format!(
+            "traffic profile '{}' goes both ways: {why}",
             traffic.name
-        )));
+        ))
+    };
+    // A port's generator and receiver share one AF_XDP socket, which only
+    // one process can do; over ssh each runs in a worker of its own.
+    if io == BenchIo::Afxdp && (lab.gen_remote.is_some() || lab.rcv_remote.is_some()) {
+        return Err(refused(
+            "AF_XDP cannot send and receive on one port from two worker processes \
+             (the kernel binds one AF_XDP socket per queue): use afpacket over ssh"
+                .into(),
+        ));
     }
-    Ok(Some((lab.reversed()?, stream)))
+    let back = lab.reversed().map_err(|e| match e {
+        TrialError::Usage(why) => refused(why),
+        other => other,
+    })?;
+    Ok(Some((back, stream)))
 }
 
 /// One direction's figures, from its own ends.
@@ -306,14 +325,20 @@ struct Figures {
     latency_note: Option<String>,
 }
 
+/// One direction's figures. A direction of traffic both ways whose
+/// receiver counted no test frame forwarded 0 frames a second (a stateful
+/// DUT that drops the answers): the trial still measured the other.
 fn figures_of(
     trials: &Trials<'_>,
     end: &EndRan,
     shape: Shape,
     drain_end: Duration,
+    both_ways: bool,
 ) -> Result<Figures, TrialError> {
     let (head, tail) = (trials.settings.trim_head, trials.settings.trim_tail);
-    let forwarded_pps = run_value(&end.rx_samples, head, tail).ok_or_else(|| {
+    let nothing = both_ways && end.rx.packets == end.rx.foreign;
+    let value = run_value(&end.rx_samples, head, tail).or(nothing.then_some(0.0));
+    let forwarded_pps = value.ok_or_else(|| {
         TrialError::Failed(format!(
             "no per-second sample left after leaving out the first {head} and the last {tail}: \
              the run forwarded nothing or is too short (use a longer --duration)"

@@ -39,7 +39,8 @@ fn sizes_of(plan: Option<&Plan>, traffic: &str) -> String {
         .unwrap_or_default()
 }
 
-/// The run's results, in the order the tests run.
+/// The run's results, in the order of their tests' names (the order the
+/// database gives them back in).
 pub fn results(r: &StatefulRun) -> Vec<StatefulRecord> {
     let limit = r.conntrack_max.map(|m| m as i64);
     let mut out = Vec::new();
@@ -68,6 +69,10 @@ pub fn results(r: &StatefulRun) -> Vec<StatefulRecord> {
             generator_limited: false,
             complete: true,
         });
+    }
+    if let Some(b) = &r.throughput {
+        let n = r.throughput_connections.map(|n| n as i64);
+        out.push(search("throughput", b, n, limit));
     }
     out
 }

@@ -390,6 +390,7 @@ pub fn rfc2544_folder(
         tester_limited: false,
         loss_inversion: false,
         complete: true,
+        directions: Vec::new(),
     };
     let mut report = Report::default();
     for &(config, ndr) in searches {

@@ -13,6 +13,11 @@
 //!   [`RxFrame::ts_ns`](crate::port::RxFrame) is CLOCK_REALTIME read once
 //!   per batch, after the batch is taken from the ring: AF_XDP has no
 //!   per-frame receive timestamp.
+//! - A receiver and a sender of one process on the same queue (traffic
+//!   both ways on one port) share the receiver's socket: the kernel binds
+//!   one socket per queue, so every RX socket also carries a TX ring and
+//!   spare UMEM chunks that an [`AfXdpTx`] opened on its queue takes
+//!   (`duplex.rs`).
 //! - [`loader`]: loading and attaching XDP programs through a bpf_link
 //!   (detached when the process ends, however it ends), reusable by other
 //!   backends.
@@ -82,6 +87,7 @@
 /// stays for callers that name it under `afxdp`.
 pub use crate::loader;
 mod config;
+mod duplex;
 mod redirect;
 mod ring;
 mod rx;

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::duplex::{self, Offered};
 use super::redirect::Redirect;
 use super::socket::{Direction, UmemPlan, XskSocket};
 use super::{XdpConfig, XdpMode};
@@ -17,7 +18,10 @@ use crate::IoError;
 /// ring starts full and the rest are handed to it as it empties. Chunks of
 /// a batch go back to the fill ring as soon as the batch has been delivered.
 pub struct AfXdpRx {
-    // Dropped first: the queue's map entry goes before the socket closes,
+    /// This socket offered to a sender of this process on its queue
+    /// (`duplex.rs`); withdrawn first.
+    _offered: Offered,
+    // Dropped next: the queue's map entry goes before the socket closes,
     // and the program is detached (if this was its last socket) before
     // the socket's memory is released.
     redirect: RxRedirect,
@@ -80,7 +84,9 @@ impl AfXdpRx {
             Direction::Rx,
             UmemPlan::Own { sockets: 1 },
         )?;
+        let offered = duplex::offer(&sock, cfg)?;
         let mut rx = AfXdpRx {
+            _offered: offered,
             redirect: RxRedirect {
                 redirect: redirect.clone(),
                 queue,

@@ -15,6 +15,9 @@ use crate::IoError;
 /// Which rings a socket uses for frames.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Direction {
+    /// Receives; also carries a TX ring and [`XdpConfig::tx_ring_size`]
+    /// spare UMEM chunks after its own, for a sender of this process on
+    /// the same queue (`duplex.rs`).
     Rx,
     Tx,
 }
@@ -152,13 +155,16 @@ impl XskSocket {
             .map_err(|e| socket_error(name, e))?;
         let raw = fd.as_raw_fd();
 
-        let (fill_size, comp_size, frames) = match dir {
-            Direction::Rx => (cfg.rx_ring_size, UNUSED_RING, 2 * cfg.rx_ring_size),
-            Direction::Tx => (UNUSED_RING, cfg.tx_ring_size, cfg.tx_ring_size),
+        let (fill_size, comp_size, frames) = ring_plan(cfg, dir);
+        // A receiver's sender (`duplex.rs`) gets the chunks after its own.
+        let sender_frames = match dir {
+            Direction::Rx => cfg.tx_ring_size,
+            Direction::Tx => 0,
         };
         let (area, first) = match plan {
             UmemPlan::Own { sockets } => {
-                let area = register_umem(raw, name, cfg, frames as usize * sockets as usize)?;
+                let chunks = (frames + sender_frames) as usize * sockets as usize;
+                let area = register_umem(raw, name, cfg, chunks)?;
                 (area, 0)
             }
             UmemPlan::Shared { owner, index } => (owner.umem.area.clone(), index * frames),
@@ -170,9 +176,9 @@ impl XskSocket {
         // Copy mode turns at most XDP_MAX_TX_SKB_BUDGET descriptors into
         // frames per sendto (32 by default); raise it to the batch so that a
         // batch needs one system call. Kernels before 6.17 lack the option.
-        let tx_budget = (dir == Direction::Tx)
-            .then_some(cfg.batch as u32)
-            .filter(|b| sys_opt(raw, sys::XDP_MAX_TX_SKB_BUDGET, b).is_ok());
+        // A receiver's socket has a TX ring too.
+        let tx_budget =
+            Some(cfg.batch as u32).filter(|b| sys_opt(raw, sys::XDP_MAX_TX_SKB_BUDGET, b).is_ok());
 
         bind(raw, iface, queue, cfg, plan)?;
 
@@ -200,6 +206,44 @@ impl XskSocket {
         })
     }
 
+    /// A second handle on a receiver's socket for a sender on its queue:
+    /// a new descriptor of the same socket, its TX and completion rings
+    /// mapped again, and the UMEM's chunks after the receiver's.
+    pub(super) fn sender_of(rx: &XskSocket, cfg: &XdpConfig) -> Result<XskSocket, IoError> {
+        let name = rx.iface.name.as_str();
+        let fd = rx
+            .fd
+            .try_clone()
+            .map_err(|e| IoError::sys("sharing an AF_XDP socket", name, e))?;
+        let (fill_size, comp_size, _) = ring_plan(cfg, Direction::Rx);
+        let (fill, comp, _, tx) = map_rings(
+            fd.as_raw_fd(),
+            name,
+            cfg,
+            Direction::Tx,
+            fill_size,
+            comp_size,
+        )?;
+        Ok(XskSocket {
+            rx: None,
+            tx,
+            fill,
+            comp,
+            umem: Umem {
+                area: rx.umem.area.clone(),
+                frame_size: rx.umem.frame_size,
+                first: rx.umem.first + rx.umem.frames,
+                frames: cfg.tx_ring_size,
+            },
+            fd,
+            zerocopy: rx.zerocopy,
+            need_wakeup: rx.need_wakeup,
+            tx_budget: rx.tx_budget,
+            iface: rx.iface.clone(),
+            queue: rx.queue,
+        })
+    }
+
     pub(super) fn raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
     }
@@ -211,6 +255,14 @@ impl XskSocket {
         sys::getsockopt_len(self.raw_fd(), libc::SOL_XDP, libc::XDP_STATISTICS, &mut st)
             .map_err(|e| IoError::sys("reading XDP_STATISTICS", &self.iface.name, e))?;
         Ok(st)
+    }
+}
+
+/// A socket's fill and completion ring sizes and its share of UMEM chunks.
+fn ring_plan(cfg: &XdpConfig, dir: Direction) -> (u32, u32, u32) {
+    match dir {
+        Direction::Rx => (cfg.rx_ring_size, cfg.tx_ring_size, 2 * cfg.rx_ring_size),
+        Direction::Tx => (UNUSED_RING, cfg.tx_ring_size, cfg.tx_ring_size),
     }
 }
 
@@ -261,8 +313,8 @@ fn sys_opt<T: Copy>(fd: RawFd, name: libc::c_int, val: &T) -> io::Result<()> {
     crate::sys::setsockopt(fd, libc::SOL_XDP, name, val)
 }
 
-/// Sets the sizes of the socket's rings: fill and completion, and RX or
-/// TX.
+/// Sets the sizes of the socket's rings: fill and completion, TX, and RX
+/// for a receiver.
 fn set_ring_sizes(
     raw: RawFd,
     name: &str,
@@ -281,12 +333,13 @@ fn set_ring_sizes(
         .map_err(|e| ring_err("fill", fill_size, e))?;
     sys_opt(raw, libc::XDP_UMEM_COMPLETION_RING, &comp_size)
         .map_err(|e| ring_err("completion", comp_size, e))?;
-    match dir {
-        Direction::Rx => sys_opt(raw, libc::XDP_RX_RING, &cfg.rx_ring_size)
-            .map_err(|e| ring_err("RX", cfg.rx_ring_size, e))?,
-        Direction::Tx => sys_opt(raw, libc::XDP_TX_RING, &cfg.tx_ring_size)
-            .map_err(|e| ring_err("TX", cfg.tx_ring_size, e))?,
+    if dir == Direction::Rx {
+        sys_opt(raw, libc::XDP_RX_RING, &cfg.rx_ring_size)
+            .map_err(|e| ring_err("RX", cfg.rx_ring_size, e))?;
     }
+    // A receiver's too, for a sender on its queue (`duplex.rs`).
+    sys_opt(raw, libc::XDP_TX_RING, &cfg.tx_ring_size)
+        .map_err(|e| ring_err("TX", cfg.tx_ring_size, e))?;
     Ok(())
 }
 

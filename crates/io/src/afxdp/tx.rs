@@ -36,10 +36,16 @@ pub struct AfXdpTx {
 
 impl AfXdpTx {
     /// Opens an AF_XDP socket on TX queue `queue` of `iface` (in the calling
-    /// thread's network namespace).
+    /// thread's network namespace). Where a receiver of this process holds
+    /// that queue, the port sends through the receiver's socket instead
+    /// (the kernel binds one socket per queue; see `duplex.rs`), with its
+    /// ring sizes and mode.
     pub fn open(iface: &str, queue: u32, cfg: &XdpConfig) -> Result<Self, IoError> {
         cfg.validate()?;
         let info = super::config::usable_iface(iface)?;
+        if let Some(sock) = super::duplex::take(&info, queue)? {
+            return Ok(Self::with_socket(sock));
+        }
         let sock = XskSocket::open(
             &info,
             queue,

@@ -91,7 +91,8 @@ pub struct SeriesArgs {
     pub filter: FilterArgs,
     /// forwarded_pps, offered_pps, ndr, pdr, lower_pps@LOSS%,
     /// upper_pps@LOSS%, a latency such as p99_ns@90%, or rfc9693's
-    /// capacity, rate, teardown (capacity_upper, rate_upper) [default: each
+    /// capacity, rate, throughput, teardown (capacity_upper, rate_upper,
+    /// throughput_upper) [default: each
     /// run's forwarded_pps, each search's lower bounds, each rfc9693
     /// result]
     #[arg(long = "metric", value_name = "METRIC")]

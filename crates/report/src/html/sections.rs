@@ -188,35 +188,56 @@ pub fn summary(f: &Folder) -> String {
     }
     facts.extend(link_fact(f));
     out += &table(&["", ""], &facts, 2);
+    // Traffic both ways: the median is the total's, and a column says
+    // each direction's.
+    let both_ways = s.cells.iter().any(|c| !c.directions.is_empty());
     let rows: Vec<Vec<String>> = s
         .cells
         .iter()
         .filter(|c| !c.values.is_empty())
         .map(|c| {
-            vec![
+            let mut row = vec![
                 c.config.clone(),
                 c.traffic.clone(),
                 c.values.len().to_string(),
                 c.forwarded.map_or("–".into(), |x| pps(x.median)),
-                verdict(f, &c.config, &c.traffic),
-            ]
+            ];
+            if both_ways {
+                row.push(each_way(&c.directions));
+            }
+            row.push(verdict(f, &c.config, &c.traffic));
+            row
         })
         .collect();
     if !rows.is_empty() {
         out += "<h3>Forwarded packets per second, per configuration</h3>";
-        out += &table(
-            &[
-                "Configuration",
-                "Traffic",
-                "Runs",
-                "Median pps",
-                "Against the baseline (ministat)",
-            ],
-            &rows,
-            2,
-        );
+        let mut headers = vec!["Configuration", "Traffic", "Runs", "Median pps"];
+        if both_ways {
+            headers.push("Each way, median pps");
+        }
+        headers.push("Against the baseline (ministat)");
+        out += &table(&headers, &rows, 2);
     }
     out + "</section>"
+}
+
+/// `forward 17,912.4 · reverse 17,801.0`: each direction's median
+/// forwarded pps; `one way` for a cell of traffic one way.
+fn each_way(directions: &[pktlab_campaign::summary::CellDirection]) -> String {
+    if directions.is_empty() {
+        return "one way".into();
+    }
+    directions
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {}",
+                d.name,
+                d.forwarded.map_or("–".into(), |x| pps(x.median))
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" · ")
 }
 
 /// The campaign, lab and host of a search folder, after its answer.
@@ -857,6 +878,27 @@ pub fn missing(f: &Folder) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_direction_s_median_in_one_cell() {
+        use pktlab_campaign::summary::CellDirection;
+        let way = |name: &str, values: Vec<f64>| CellDirection {
+            name: name.into(),
+            forwarded: pktlab_stats::summarize(&values),
+            max_loss_ratio: 0.0,
+            values,
+        };
+        // Medians by hand: 18,000 of (17,000, 18,000, 19,500); 17,500.5
+        // of (17,000, 18,001).
+        assert_eq!(
+            each_way(&[
+                way("forward", vec![19_500.0, 17_000.0, 18_000.0]),
+                way("reverse", vec![17_000.0, 18_001.0]),
+            ]),
+            "forward 18,000.0 · reverse 17,500.5"
+        );
+        assert_eq!(each_way(&[]), "one way");
+    }
 
     #[test]
     fn confidence_interval_by_hand() {

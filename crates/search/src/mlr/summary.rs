@@ -35,6 +35,21 @@ pub struct GoalBounds {
     pub tester_limited: bool,
     pub loss_inversion: bool,
     pub complete: bool,
+    /// Traffic both ways: each direction's loss over the trials at each
+    /// bound's load, which tells the direction that failed first (empty
+    /// one way).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub directions: Vec<DirectionLoss>,
+}
+
+/// One direction's loss at a goal's bounds, over every trial at each
+/// bound's load (frames lost over frames sent).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DirectionLoss {
+    /// `forward` or `reverse`.
+    pub name: String,
+    pub lower_loss_ratio: Option<f64>,
+    pub upper_loss_ratio: Option<f64>,
 }
 
 /// One search in `rfc2544.json`'s `throughput` list.
@@ -216,7 +231,40 @@ fn bounds(r: &GoalResult) -> GoalBounds {
         tester_limited: r.tester_limited,
         loss_inversion: r.loss_inversion,
         complete: r.complete,
+        directions: Vec::new(),
     }
+}
+
+/// Each direction's loss at a goal's bounds, from the trials at the loads
+/// the search asked for there (empty when the trials went one way).
+fn direction_losses(g: &GoalBounds, trials: &[&TrialLine]) -> Vec<DirectionLoss> {
+    let mut names: Vec<&str> = Vec::new();
+    for d in trials.iter().flat_map(|t| &t.directions) {
+        if !names.contains(&d.name.as_str()) {
+            names.push(&d.name);
+        }
+    }
+    // Frames lost over frames sent, in direction `name`, over the trials
+    // at `load`.
+    let loss_at = |name: &str, load: Option<f64>| -> Option<f64> {
+        let load = load?;
+        let (mut sent, mut lost) = (0u64, 0u64);
+        for t in trials.iter().filter(|t| t.intended_pps == Some(load)) {
+            for d in t.directions.iter().filter(|d| d.name == name) {
+                sent += d.tx;
+                lost += d.lost;
+            }
+        }
+        (sent > 0).then(|| lost as f64 / sent as f64)
+    };
+    names
+        .into_iter()
+        .map(|name| DirectionLoss {
+            name: name.into(),
+            lower_loss_ratio: loss_at(name, g.lower_intended_pps),
+            upper_loss_ratio: loss_at(name, g.upper_intended_pps),
+        })
+        .collect()
 }
 
 /// The zero-loss goal's lower bound of a search: RFC 2544's throughput.
@@ -259,7 +307,15 @@ pub fn throughput(
         for m in mine.iter().filter_map(|l| l.measurement()) {
             search.add(m);
         }
-        let goals: Vec<GoalBounds> = search.results().iter().map(bounds).collect();
+        let goals: Vec<GoalBounds> = search
+            .results()
+            .iter()
+            .map(|r| {
+                let mut g = bounds(r);
+                g.directions = direction_losses(&g, &mine);
+                g
+            })
+            .collect();
         out.push(Throughput {
             config: config.into(),
             traffic: traffic.into(),
@@ -370,12 +426,104 @@ mod tests {
                 tester_limited: false,
                 loss_inversion: false,
                 complete: true,
+                directions: Vec::new(),
             }],
             generator_limited: false,
             tester_limited: false,
             trials: 20,
             trial_seconds: 20.0,
         }
+    }
+
+    /// A throughput trial both ways at `load`: (sent, lost) forward and
+    /// reverse.
+    fn both_ways(load: f64, fwd: (u64, u64), rev: (u64, u64)) -> TrialLine {
+        let dir = |name: &str, (tx, lost): (u64, u64)| super::super::record::DirectionLine {
+            name: name.into(),
+            tx,
+            rx: tx - lost,
+            lost,
+            late: None,
+            loss_ratio: lost as f64 / tx as f64,
+            drops: pktlab_loss::drops::Drops {
+                lost,
+                dut: lost,
+                tester: 0,
+                unexplained: 0,
+                places: Vec::new(),
+                traced: false,
+                tracer_missed: 0,
+                tester_limited: false,
+            },
+        };
+        TrialLine {
+            config: "nft".into(),
+            traffic: "inet4".into(),
+            size: "64".into(),
+            test: THROUGHPUT.into(),
+            iteration: 1,
+            intended_pps: Some(load),
+            offered_pps: load,
+            duration_s: 1.0,
+            tx: fwd.0 + rev.0,
+            rx: fwd.0 + rev.0 - fwd.1 - rev.1,
+            lost: fwd.1 + rev.1,
+            late: None,
+            loss_ratio: (fwd.1 + rev.1) as f64 / (fwd.0 + rev.0) as f64,
+            generator_limited: false,
+            max_pps: 1e5,
+            classes: vec![],
+            started_at: 0,
+            burst: None,
+            repetition: None,
+            load_fraction: None,
+            latency_ns: None,
+            drops: None,
+            latency_note: None,
+            directions: vec![dir("forward", fwd), dir("reverse", rev)],
+        }
+    }
+
+    #[test]
+    fn each_direction_s_loss_at_the_bounds() {
+        let mut g = search("nft", 1, 1000.0).goals.remove(0);
+        g.lower_intended_pps = Some(1000.0);
+        g.upper_intended_pps = Some(1100.0);
+        let trials = [
+            both_ways(1000.0, (1000, 0), (1000, 0)),
+            // Two trials at the upper bound's load: 30 of 2200 lost
+            // forward, none reverse.
+            both_ways(1100.0, (1100, 10), (1100, 0)),
+            both_ways(1100.0, (1100, 20), (1100, 0)),
+            // Another load counts at neither bound.
+            both_ways(5000.0, (5000, 4000), (5000, 4000)),
+        ];
+        let refs: Vec<&TrialLine> = trials.iter().collect();
+        let d = direction_losses(&g, &refs);
+        assert_eq!(
+            d,
+            [
+                DirectionLoss {
+                    name: "forward".into(),
+                    lower_loss_ratio: Some(0.0),
+                    upper_loss_ratio: Some(30.0 / 2200.0),
+                },
+                DirectionLoss {
+                    name: "reverse".into(),
+                    lower_loss_ratio: Some(0.0),
+                    upper_loss_ratio: Some(0.0),
+                },
+            ]
+        );
+        // No upper bound: no loss there.
+        g.upper_intended_pps = None;
+        assert_eq!(direction_losses(&g, &refs)[0].upper_loss_ratio, None);
+        // One way: no directions.
+        let one_way = TrialLine {
+            directions: Vec::new(),
+            ..trials[0].clone()
+        };
+        assert!(direction_losses(&g, &[&one_way]).is_empty());
     }
 
     #[test]

@@ -17,7 +17,7 @@
 
 use std::net::IpAddr;
 
-use pktlab_trial::traffic::Traffic;
+use pktlab_trial::traffic::{ReverseRanges, Traffic};
 use pktlab_wire::range::{AddrRange, EndpointRange, Family};
 
 use crate::SearchError;
@@ -161,6 +161,21 @@ impl Connections {
         })
     }
 
+    /// The connections' own traffic both ways at once (the throughput
+    /// test's real test phase): the Initiator's frames forward, the
+    /// Responder's answers as the reverse stream.
+    pub fn both_ways(&self, at: &Endpoints) -> Result<Traffic, SearchError> {
+        let back = self.responder(at)?;
+        Ok(Traffic {
+            name: "connections".into(),
+            reverse: Some(ReverseRanges {
+                src: back.src,
+                dst: back.dst,
+            }),
+            ..self.initiator(at)?
+        })
+    }
+
     fn last_port(&self) -> u64 {
         u64::from(FIRST_PORT) + self.ports - 1
     }
@@ -256,6 +271,40 @@ mod tests {
                 .collect();
             assert_eq!(expected.len(), out.len());
             assert_eq!(got, expected);
+        }
+    }
+
+    #[test]
+    fn both_ways_each_direction_sends_the_connections_tuples() {
+        for translated in [None, Some("198.19.0.203".parse().unwrap())] {
+            let at = lab(translated);
+            let c = Connections::at_least(3000).unwrap();
+            let both = c.both_ways(&at).unwrap();
+            // Forward: 198.18.10.1, ports 1024 to 4023, to 198.19.10.1:2000.
+            let inside: IpAddr = "198.18.10.1".parse().unwrap();
+            let outside: IpAddr = "198.19.10.1".parse().unwrap();
+            let forward = flows(&both);
+            assert_eq!(forward.len(), 3000);
+            let want: HashSet<(IpAddr, u16, IpAddr, u16)> =
+                (1024..=4023).map(|p| (inside, p, outside, 2000)).collect();
+            let got: HashSet<(IpAddr, u16, IpAddr, u16)> = forward
+                .iter()
+                .map(|f| (f.src, f.sport, f.dst, f.dport))
+                .collect();
+            assert_eq!(got, want);
+            // Reverse: each tuple turned round, to the NAT's address with
+            // the ports unchanged.
+            let to = translated.unwrap_or(inside);
+            let back = flows(&both.reverse_stream().unwrap());
+            assert_eq!(back.len(), 3000);
+            let want: HashSet<(IpAddr, u16, IpAddr, u16)> =
+                (1024..=4023).map(|p| (outside, 2000, to, p)).collect();
+            let got: HashSet<(IpAddr, u16, IpAddr, u16)> = back
+                .iter()
+                .map(|f| (f.src, f.sport, f.dst, f.dport))
+                .collect();
+            assert_eq!(got, want);
+            assert_eq!(both.sizes, "64");
         }
     }
 

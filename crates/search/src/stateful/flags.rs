@@ -21,6 +21,8 @@ pub struct StatefulFlags {
     pub width: Option<String>,
     pub nat_address: Option<String>,
     pub conntrack_max: Option<u64>,
+    /// `--duration`: the throughput test's trial length.
+    pub duration: Option<String>,
 }
 
 impl StatefulFlags {
@@ -37,6 +39,7 @@ impl StatefulFlags {
             ("--width", self.width.is_some()),
             ("--nat-address", self.nat_address.is_some()),
             ("--conntrack-max", self.conntrack_max.is_some()),
+            ("--duration", self.duration.is_some()),
         ]
         .into_iter()
         .find(|(_, set)| *set)
@@ -68,6 +71,12 @@ impl StatefulFlags {
                 None => None,
             },
             conntrack_max: self.conntrack_max,
+            throughput_duration_s: match &self.duration {
+                Some(t) => units::parse_duration(t)
+                    .map_err(|e| SearchError(format!("invalid --duration '{t}': {e}")))?
+                    .as_secs_f64(),
+                None => d.throughput_duration_s,
+            },
         };
         s.check()?;
         Ok(s)
@@ -114,9 +123,11 @@ mod tests {
             setup_rate: Some("20k".into()),
             width: Some("0.1".into()),
             nat_address: Some("198.19.0.203".into()),
+            duration: Some("2.5s".into()),
             ..StatefulFlags::default()
         };
         let s = f.settings().unwrap();
+        assert_eq!(s.throughput_duration_s, 2.5);
         assert_eq!(s.tests, [Test::Capacity]);
         assert_eq!(s.setup_rate_pps, 20_000.0);
         assert!((s.width - 0.001).abs() < 1e-15);
@@ -146,6 +157,16 @@ mod tests {
             ..StatefulFlags::default()
         });
         assert_eq!(e, "invalid --nat-address 'd1': give an IP address");
+        let e = bad(StatefulFlags {
+            duration: Some("soon".into()),
+            ..StatefulFlags::default()
+        });
+        assert!(e.starts_with("invalid --duration 'soon': "), "{e}");
+    }
+
+    #[test]
+    fn conntrack_max_refused_at_0() {
+        let bad = |f: StatefulFlags| f.settings().unwrap_err().0;
         let e = bad(StatefulFlags {
             conntrack_max: Some(0),
             ..StatefulFlags::default()

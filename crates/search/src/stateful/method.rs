@@ -14,9 +14,10 @@ use super::limit::HostLimit;
 use super::phases::{directions, read_number, Phases, MAX, UDP_TIMEOUT};
 use super::responder::builtin_translation;
 use super::results::{StatefulReport, StatefulRun};
-use super::searches::{capacity, establishment_rate};
+use super::searches::{capacity, establishment_rate, Bounds};
 use super::settings::{StatefulSettings, Test};
 use super::teardown::teardown;
+use super::throughput::{throughput, ThroughputPlan};
 use crate::SearchError;
 
 /// Seconds a trial spends besides sending: receivers up, drains, counters.
@@ -154,6 +155,13 @@ fn run_tests(
         out.rate = Some(b);
         out.rate_connections = Some(Connections::at_least(n)?.count());
     }
+    if s.tests.contains(&Test::Throughput) {
+        let Some(b) = run_throughput(s, phases, n, out, on_event)? else {
+            return Ok(false);
+        };
+        out.throughput = Some(b);
+        out.throughput_connections = Some(Connections::at_least(n)?.count());
+    }
     if s.tests.contains(&Test::Teardown) {
         within_timeout(n, setup, valid, out.udp_timeout_s)?;
         let Some(t) = teardown(phases, n, setup, valid, &mut trace, on_event)? else {
@@ -163,6 +171,31 @@ fn run_tests(
     }
     out.trials = trace;
     Ok(true)
+}
+
+/// The throughput search over `n` connections (its trials into `out`);
+/// None when Ctrl-C cut it short.
+fn run_throughput(
+    s: &StatefulSettings,
+    phases: &Phases<'_>,
+    n: u64,
+    out: &mut StatefulRun,
+    on_event: &mut dyn FnMut(TrialEvent),
+) -> Result<Option<Bounds>, CampaignError> {
+    let plan = ThroughputPlan {
+        connections: n,
+        setup_pps: s.setup_rate_pps,
+        min_pps: s.min_rate_pps,
+        max_pps: s.max_rate_pps,
+        duration_s: s.throughput_duration_s,
+        width: s.width,
+    };
+    // Each connection must live until its first frame of the real test
+    // phase (at the lowest rate the last one's), and between two of its
+    // frames: the Initiator's frames keep it alive afterwards.
+    let then = (plan.min_pps, "sent both ways");
+    within_timeout_of(n, plan.setup_pps, then, out.udp_timeout_s)?;
+    throughput(phases, &plan, &mut out.throughput_trials, on_event)
 }
 
 /// The capacity search's highest count: the settings', else a quarter
@@ -185,6 +218,18 @@ fn capacity_max(s: &StatefulSettings, conntrack_max: Option<u64>) -> Result<u64,
 /// Refuses a trial whose first connection would expire (the DUT's UDP
 /// timeout) before the Responder answers it.
 fn within_timeout(n: u64, setup: f64, valid: f64, timeout: Option<u64>) -> Result<(), SearchError> {
+    within_timeout_of(n, setup, (valid, "validated"), timeout)
+}
+
+/// [`within_timeout`] for a second phase that sends each connection one
+/// frame at `then.0` pps, `then.1` saying how.
+fn within_timeout_of(
+    n: u64,
+    setup: f64,
+    then: (f64, &str),
+    timeout: Option<u64>,
+) -> Result<(), SearchError> {
+    let (valid, how) = then;
     let Some(timeout) = timeout else {
         return Ok(());
     };
@@ -194,10 +239,10 @@ fn within_timeout(n: u64, setup: f64, valid: f64, timeout: Option<u64>) -> Resul
         return Ok(());
     }
     Err(SearchError(format!(
-        "{n} connections set up at {setup} pps and validated at {valid} pps take about \
+        "{n} connections set up at {setup} pps and {how} at {valid} pps take about \
          {takes:.0} s, longer than the DUT's UDP timeout ({timeout} s, \
          nf_conntrack_udp_timeout): the first connections would expire before their \
-         validation; use higher rates or fewer connections"
+         next frame; use higher rates or fewer connections"
     )))
 }
 
@@ -231,5 +276,18 @@ mod tests {
             "{e}"
         );
         assert!(within_timeout(30_000, 1_000.0, 50_000.0, None).is_ok());
+        // The throughput test at 1,000 pps each way: every connection's
+        // next frame comes 10 s after the last; 20,000 of them at 50,000
+        // pps, then 20 s: 0.4 + 20 + 3 s, within 30 s.
+        let both = (1_000.0, "sent both ways");
+        assert!(within_timeout_of(20_000, 50_000.0, both, Some(30)).is_ok());
+        let e = within_timeout_of(27_000, 50_000.0, both, Some(30)).unwrap_err();
+        assert!(
+            e.0.contains(
+                "27000 connections set up at 50000 pps and sent both ways at 1000 pps \
+                 take about 31 s, longer than the DUT's UDP timeout (30 s"
+            ),
+            "{e}"
+        );
     }
 }

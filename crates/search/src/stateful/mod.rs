@@ -9,6 +9,8 @@
 //!   validation);
 //! - [`searches`]: the connection tracking table capacity and the maximum
 //!   connection establishment rate, by [`crate::Search`];
+//! - [`throughput`]: throughput over established connections, the
+//!   connections' own traffic both ways at once;
 //! - [`teardown`]: the connection tear-down rate;
 //! - [`limit`]: the DUT's connection table limit a run sets
 //!   (`--conntrack-max`);
@@ -24,6 +26,7 @@ pub mod results;
 pub mod searches;
 pub mod settings;
 pub mod teardown;
+pub mod throughput;
 
 pub use method::Stateful;
 pub use results::{StatefulReport, StatefulRun};

@@ -15,7 +15,7 @@ use super::connections::{Connections, Endpoints};
 use crate::Measurement;
 
 /// Receiver intervals of a phase: a burst has samples even when short.
-const INTERVAL: Duration = Duration::from_millis(100);
+pub(super) const INTERVAL: Duration = Duration::from_millis(100);
 
 /// What one stateful trial measured (a line of `rfc9693.json`'s trials).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -161,7 +161,7 @@ pub fn read_number(dut: &Dut, line: &str) -> Result<u64, CampaignError> {
     })
 }
 
-fn fail(why: String) -> CampaignError {
+pub(super) fn fail(why: String) -> CampaignError {
     CampaignError::Trial(Box::new(pktlab_trial::TrialError::Failed(why)))
 }
 
@@ -233,12 +233,12 @@ impl Phases<'_> {
 }
 
 /// Test frames the receiver counted.
-fn received(t: &TrialResult) -> u64 {
+pub(super) fn received(t: &TrialResult) -> u64 {
     t.rx.packets - t.rx.foreign
 }
 
 /// Exactly `count` frames of `traffic` (each flow once) at `pps`.
-fn burst(
+pub(super) fn burst(
     trials: &Trials<'_>,
     traffic: &pktlab_trial::traffic::Traffic,
     count: u64,

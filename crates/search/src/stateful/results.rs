@@ -8,14 +8,10 @@ use super::phases::StatefulTrial;
 use super::searches::Bounds;
 use super::settings::StatefulSettings;
 use super::teardown::Teardown;
+use super::throughput::ThroughputTrial;
 
 /// The results file.
 pub const REPORT_FILE: &str = "rfc9693.json";
-
-/// Why the throughput over established connections is not among the
-/// results.
-pub const THROUGHPUT_NOTE: &str = "throughput over established connections is not measured yet: \
-     it needs the connections' own traffic both ways at once, which rfc9693 does not send";
 
 /// One run: a configuration and traffic profile, its DUT's limits, and
 /// each test's result.
@@ -40,8 +36,18 @@ pub struct StatefulRun {
     pub rate: Option<Bounds>,
     pub rate_connections: Option<u64>,
     pub teardown: Option<Teardown>,
-    /// Every trial, in order: the searches' trace.
+    /// Throughput over established connections, in frames per second
+    /// each way, and the connections each trial set up.
+    #[serde(default)]
+    pub throughput: Option<Bounds>,
+    #[serde(default)]
+    pub throughput_connections: Option<u64>,
+    /// Every trial of the capacity, rate and tear-down tests, in order:
+    /// their searches' trace.
     pub trials: Vec<StatefulTrial>,
+    /// Every trial of the throughput search, in order.
+    #[serde(default)]
+    pub throughput_trials: Vec<ThroughputTrial>,
 }
 
 impl StatefulRun {
@@ -55,7 +61,6 @@ impl StatefulRun {
 pub struct StatefulReport {
     pub settings: StatefulSettings,
     pub runs: Vec<StatefulRun>,
-    pub throughput_note: String,
 }
 
 impl StatefulReport {
@@ -63,7 +68,6 @@ impl StatefulReport {
         StatefulReport {
             settings,
             runs: Vec::new(),
-            throughput_note: THROUGHPUT_NOTE.into(),
         }
     }
 
@@ -79,6 +83,7 @@ impl StatefulReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stateful::throughput::WayCounts;
 
     #[test]
     fn write_read_equal() {
@@ -126,6 +131,43 @@ mod tests {
                 setup_refused: Some(625),
                 setup_evicted: Some(125),
                 validation_evicted: Some(0),
+            }],
+            throughput: Some(Bounds {
+                lower: Some(19_800.0),
+                upper: Some(19_840.0),
+                min: 1000.0,
+                max: 1e6,
+                hit_max: false,
+                generator_limited: false,
+                complete: true,
+                lower_intended: Some(19_800.0),
+                upper_intended: Some(19_840.0),
+            }),
+            throughput_connections: Some(2998),
+            throughput_trials: vec![ThroughputTrial {
+                connections: 2998,
+                setup_rate_pps: 50_000.0,
+                preliminary_sent: 2998,
+                preliminary_received: 2998,
+                conntrack_count: Some(2998),
+                rate_pps: 19_840.0,
+                duration_s: 2.5,
+                forward: WayCounts {
+                    sent: 49_600,
+                    received: 49_600,
+                    lost: 0,
+                    offered_pps: 19_840.5,
+                    forwarded_pps: 19_840.5,
+                },
+                reverse: WayCounts {
+                    sent: 49_600,
+                    received: 49_590,
+                    lost: 10,
+                    offered_pps: 19_839.5,
+                    forwarded_pps: 19_836.0,
+                },
+                tester_lost: 0,
+                tester_limited: false,
             }],
         });
         r.write(&dir).unwrap();

@@ -51,7 +51,7 @@ pub struct Bounds {
 }
 
 impl Bounds {
-    fn of(r: &GoalResult, min: f64, max: f64) -> Bounds {
+    pub(super) fn of(r: &GoalResult, min: f64, max: f64) -> Bounds {
         Bounds {
             lower: r.lower.map(|b| b.pps),
             upper: r.upper.map(|b| b.pps),

@@ -15,17 +15,22 @@ pub enum Test {
     /// Maximum connection establishment rate: the highest preliminary
     /// rate whose connections all validate.
     Rate,
+    /// Throughput over established connections: the highest rate each
+    /// way at which the connections' own traffic, sent both ways at once,
+    /// loses no frame.
+    Throughput,
     /// Connection tear-down rate.
     Teardown,
 }
 
 impl Test {
-    pub const ALL: [Test; 3] = [Test::Capacity, Test::Rate, Test::Teardown];
+    pub const ALL: [Test; 4] = [Test::Capacity, Test::Rate, Test::Throughput, Test::Teardown];
 
     pub fn name(self) -> &'static str {
         match self {
             Test::Capacity => "capacity",
             Test::Rate => "rate",
+            Test::Throughput => "throughput",
             Test::Teardown => "teardown",
         }
     }
@@ -42,7 +47,7 @@ impl Test {
                 .find(|t| t.name() == word)
                 .ok_or_else(|| {
                     SearchError(format!(
-                        "unknown stateful test '{word}': use capacity, rate, teardown or all"
+                        "unknown stateful test '{word}': use capacity, rate, throughput, teardown or all"
                     ))
                 })?;
             if !tests.contains(&t) {
@@ -69,7 +74,7 @@ pub struct StatefulSettings {
     pub setup_rate_pps: f64,
     /// The validation's rate (the Responder's).
     pub validation_rate_pps: f64,
-    /// The rate search's range.
+    /// The range of the rate and throughput searches.
     pub min_rate_pps: f64,
     pub max_rate_pps: f64,
     /// Relative width of the searches' final bounds.
@@ -81,6 +86,16 @@ pub struct StatefulSettings {
     /// on Linux; restored after each run); None: left as it is.
     #[serde(default)]
     pub conntrack_max: Option<u64>,
+    /// Seconds of the throughput test's real test phase, per trial.
+    #[serde(default = "default_throughput_duration")]
+    pub throughput_duration_s: f64,
+}
+
+/// The throughput trials' length: `pktlab bench`'s trial length.
+pub const THROUGHPUT_DURATION_S: f64 = 10.0;
+
+fn default_throughput_duration() -> f64 {
+    THROUGHPUT_DURATION_S
 }
 
 impl Default for StatefulSettings {
@@ -96,6 +111,7 @@ impl Default for StatefulSettings {
             width: 0.002,
             translated: None,
             conntrack_max: None,
+            throughput_duration_s: THROUGHPUT_DURATION_S,
         }
     }
 }
@@ -120,6 +136,12 @@ impl StatefulSettings {
             return Err(SearchError(format!(
                 "invalid width {} %: use more than 0 and less than 100 %",
                 self.width * 100.0
+            )));
+        }
+        let d = self.throughput_duration_s;
+        if !(d.is_finite() && (0.1..=86_400.0).contains(&d)) {
+            return Err(SearchError(format!(
+                "invalid throughput trial duration {d} s: use 0.1 s to a day"
             )));
         }
         if self.connections == 0 || self.max_connections == Some(0) {
@@ -154,8 +176,12 @@ mod tests {
             [Test::Capacity, Test::Teardown]
         );
         assert_eq!(
-            Test::parse_list("throughput").unwrap_err().0,
-            "unknown stateful test 'throughput': use capacity, rate, teardown or all"
+            Test::parse_list("throughput,rate").unwrap(),
+            [Test::Rate, Test::Throughput]
+        );
+        assert_eq!(
+            Test::parse_list("speed").unwrap_err().0,
+            "unknown stateful test 'speed': use capacity, rate, throughput, teardown or all"
         );
     }
 
@@ -176,5 +202,13 @@ mod tests {
             .unwrap_err()
             .0
             .contains("more than a trial can open"));
+        let s = StatefulSettings {
+            throughput_duration_s: 0.0,
+            ..StatefulSettings::default()
+        };
+        assert_eq!(
+            s.check().unwrap_err().0,
+            "invalid throughput trial duration 0 s: use 0.1 s to a day"
+        );
     }
 }
