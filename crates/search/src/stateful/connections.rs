@@ -27,6 +27,10 @@ use crate::SearchError;
 pub const FIRST_PORT: u16 = 1024;
 /// Source ports per outside address.
 pub const PORTS_PER_ADDRESS: u64 = 65535 - FIRST_PORT as u64 + 1;
+/// The seed of the real test phase's pseudorandom order of connections
+/// (fixed: every trial sends the same order, RFC 4814's repeatable
+/// pattern).
+pub const REAL_TEST_ORDER_SEED: u64 = 9693;
 /// At most this many outside addresses.
 pub const MAX_ADDRESSES: u64 = 256;
 /// The most connections a trial can open.
@@ -130,6 +134,7 @@ impl Connections {
             rate_pps: None,
             threads: 1,
             rfc4814_seed: None,
+            order_seed: None,
             reverse: None,
         })
     }
@@ -157,17 +162,22 @@ impl Connections {
             rate_pps: None,
             threads: 1,
             rfc4814_seed: None,
+            order_seed: None,
             reverse: None,
         })
     }
 
     /// The connections' own traffic both ways at once (the throughput
     /// test's real test phase): the Initiator's frames forward, the
-    /// Responder's answers as the reverse stream.
+    /// Responder's answers as the reverse stream, each direction going
+    /// round the connections in a pseudorandom order (RFC 9693 draws the
+    /// real test's port numbers pseudorandomly, as RFC 4814 asks, from
+    /// the ones the preliminary phase set up).
     pub fn both_ways(&self, at: &Endpoints) -> Result<Traffic, SearchError> {
         let back = self.responder(at)?;
         Ok(Traffic {
             name: "connections".into(),
+            order_seed: Some(REAL_TEST_ORDER_SEED),
             reverse: Some(ReverseRanges {
                 src: back.src,
                 dst: back.dst,
@@ -305,6 +315,19 @@ mod tests {
                 .collect();
             assert_eq!(got, want);
             assert_eq!(both.sizes, "64");
+            // Each direction in a pseudorandom order, every connection
+            // once per round.
+            assert_eq!(both.order_seed, Some(REAL_TEST_ORDER_SEED));
+            let back_stream = both.reverse_stream().unwrap();
+            for t in [&both, &back_stream] {
+                let spec = t
+                    .frame_spec([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+                    .unwrap();
+                let order = pktlab_wire::flow::FlowOrder::Random {
+                    seed: REAL_TEST_ORDER_SEED,
+                };
+                assert_eq!(spec.order, order);
+            }
         }
     }
 
