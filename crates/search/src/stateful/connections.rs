@@ -331,6 +331,51 @@ mod tests {
         }
     }
 
+    /// One round of frames of `t` as the generator writes them, each
+    /// decoded by hand from its bytes: (source, source port, destination,
+    /// destination port) of Ethernet, IPv4 and UDP.
+    fn frames(t: &Traffic) -> Vec<(std::net::Ipv4Addr, u16, std::net::Ipv4Addr, u16)> {
+        let spec = t
+            .frame_spec([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+            .unwrap();
+        let mut g = pktlab_wire::frame::FrameGen::new(&spec, 0, 1);
+        let mut buf = vec![0u8; g.max_len()];
+        (0..g.frames_per_cycle())
+            .map(|_| {
+                let n = g.write_next(&mut buf, 0, 0);
+                let b = &buf[..n];
+                assert_eq!(&b[12..14], [0x08, 0x00], "not IPv4");
+                assert_eq!(b[23], 17, "not UDP");
+                let ip =
+                    |at: usize| std::net::Ipv4Addr::new(b[at], b[at + 1], b[at + 2], b[at + 3]);
+                let port = |at: usize| u16::from_be_bytes([b[at], b[at + 1]]);
+                let udp = 14 + usize::from(b[14] & 0x0f) * 4;
+                (ip(26), port(udp), ip(30), port(udp + 2))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn both_ways_frames_decoded_carry_each_connection_once_a_round() {
+        let at = lab(Some("198.19.0.203".parse().unwrap()));
+        let both = Connections::at_least(500).unwrap().both_ways(&at).unwrap();
+        let (inside, outside, nat) = (
+            "198.18.10.1".parse().unwrap(),
+            "198.19.10.1".parse().unwrap(),
+            "198.19.0.203".parse().unwrap(),
+        );
+        let out = frames(&both);
+        let back = frames(&both.reverse_stream().unwrap());
+        assert_eq!((out.len(), back.len()), (500, 500));
+        let want_out: HashSet<_> = (1024..1524).map(|p| (inside, p, outside, 2000)).collect();
+        let want_back: HashSet<_> = (1024..1524).map(|p| (outside, 2000, nat, p)).collect();
+        assert_eq!(out.iter().copied().collect::<HashSet<_>>(), want_out);
+        assert_eq!(back.iter().copied().collect::<HashSet<_>>(), want_back);
+        // A pseudorandom order, not the ports one after the other.
+        let first: Vec<u16> = out.iter().take(8).map(|f| f.1).collect();
+        assert_ne!(first, (1024..1032).collect::<Vec<u16>>());
+    }
+
     #[test]
     fn ipv6_and_bad_endpoints() {
         let at = Endpoints::of(&Traffic::inet6(), None).unwrap();
