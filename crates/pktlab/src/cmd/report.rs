@@ -33,7 +33,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for d in &args.dirs {
         folders.push(Folder::load(d).map_err(|e| usage(e.to_string()))?);
     }
-    check_stateful(&folders, args.csv)?;
+    if let Some(why) = html::refusal(&folders, args.csv) {
+        return Err(usage(why));
+    }
     let target = html::write_page(&folders, args.output.as_deref())?;
     println!("Report: {}", target.display());
     for f in folders.iter().filter(|_| args.csv) {
@@ -43,26 +45,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         for m in &f.missing {
             eprintln!("note: {}: {m}", f.path.display());
         }
-    }
-    Ok(())
-}
-
-/// An rfc9693 folder's page is its own, with no table to export.
-fn check_stateful(folders: &[Folder], csv: bool) -> anyhow::Result<()> {
-    let Some(f) = folders.iter().find(|f| f.stateful.is_some()) else {
-        return Ok(());
-    };
-    let dir = f.path.display();
-    if folders.len() > 1 {
-        return Err(usage(format!(
-            "{dir} holds rfc9693 results, which are reported alone: give it without the other folders"
-        )));
-    }
-    if csv {
-        return Err(usage(format!(
-            "--csv has no tables for {dir}: its rfc9693 results are in {}",
-            pktlab_search::stateful::results::REPORT_FILE
-        )));
     }
     Ok(())
 }
