@@ -16,7 +16,8 @@ use pktlab_lab::envinfo::HostFacts;
 use pktlab_lab::UpOutcome;
 use pktlab_loss::drops::DropTrace;
 use pktlab_loss::tracer::Tracer;
-use pktlab_trial::target::Target;
+use pktlab_remote::endpoint::BenchIo;
+use pktlab_trial::target::{LabKind, Target};
 use pktlab_trial::trial::{TrialEvent, Trials};
 
 use crate::folder::{unix_now, ResultsDir, CAMPAIGN_FILE};
@@ -536,6 +537,28 @@ fn recorded_configs(env: &EnvRecord) -> Vec<DutConfig> {
     env.configs.iter().map(|c| c.config.clone()).collect()
 }
 
+/// What every trial of traffic both ways with the XDP backends changes on
+/// the built-in lab (`pktlab_lab::BuiltinLab::reverse_xdp`).
+pub fn reverse_path_note(plan: &Plan, target: &Target) -> Option<String> {
+    let both_ways = plan.traffics.iter().any(|t| t.reverse.is_some());
+    if !both_ways || !matches!(target.kind, LabKind::Builtin(_)) {
+        return None;
+    }
+    let napi = "in isolated mode, puts g0's NAPI in threads on the tester's CPUs (for the \
+                receiver's XDP program on g0)";
+    match plan.run.io {
+        BenchIo::Afpacket => None,
+        BenchIo::Xdp => Some(format!(
+            "traffic both ways with --io xdp: each trial turns GRO on on the DUT's d1 (for the \
+             XDP generator on r0) and, {napi}, and puts both back after it"
+        )),
+        io => Some(format!(
+            "traffic both ways with --io {}: each trial, {napi}, and puts it back after it",
+            io.name()
+        )),
+    }
+}
+
 /// `env.json`: the host, the lab's NIC drivers, the DUT (when remote),
 /// pktlab's version and every configuration's exact text.
 pub fn env_record(plan: &Plan, target: &Target) -> EnvRecord {
@@ -550,6 +573,7 @@ pub fn env_record(plan: &Plan, target: &Target) -> EnvRecord {
         nics: target.nic_facts(),
         interrupts: target.interrupts_note(),
         dut_uname: target.dut_uname(),
+        reverse_path: reverse_path_note(plan, target),
         configs: plan
             .configs
             .iter()

@@ -525,17 +525,10 @@ fn choose_io(
             .is_ok_and(|m| usize::from(m.max()) > xdp_max)
     });
     // Traffic both ways sends from the receiver's port too: the XDP
-    // generator would need GRO on d1 and an XDP receiver g0's NAPI
-    // threads, which the lab does not set up.
+    // backends there need GRO on d1 and g0's NAPI threads, which each
+    // trial sets only when named (crates/lab/src/builtin/reverse_xdp.rs).
     let both_ways = traffics.iter().any(|t| t.reverse.is_some());
     Ok(match chosen_io {
-        Some(BenchIo::Xdp) if both_ways => {
-            return Err(usage(
-                "--io xdp (or io = \"xdp\") is not supported with traffic both ways yet: \
-                 use afpacket or afxdp"
-                    .into(),
-            ))
-        }
         Some(io) => io,
         None if both_ways => BenchIo::Afpacket,
         None if configs
@@ -939,14 +932,8 @@ mod tests {
         assert_eq!(parse(both).unwrap().run.io, BenchIo::Afpacket);
         let afxdp = parse(&format!("[run]\nio = \"afxdp\"\n{both}")).unwrap();
         assert_eq!(afxdp.run.io, BenchIo::Afxdp);
-        let err = parse(&format!("[run]\nio = \"xdp\"\n{both}")).unwrap_err();
-        assert!(
-            err.is_usage()
-                && err
-                    .to_string()
-                    .contains("not supported with traffic both ways"),
-            "{err}"
-        );
+        let xdp = parse(&format!("[run]\nio = \"xdp\"\n{both}")).unwrap();
+        assert_eq!(xdp.run.io, BenchIo::Xdp);
         for (text, says) in [
             (
                 "direction = \"back\"",

@@ -274,6 +274,10 @@ pub struct EnvRecord {
     pub lab: String,
     pub nics: Vec<NicFacts>,
     pub pktlab_version: String,
+    /// What each trial changes on the built-in lab for traffic both ways
+    /// with the XDP backends (GRO on the DUT's d1, g0's NAPI threads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverse_path: Option<String>,
     pub virtual_lab: bool,
 }
 
@@ -602,6 +606,7 @@ pub(crate) mod tests {
                 ..NicFacts::default()
             }],
             pktlab_version: "0.1.0".into(),
+            reverse_path: None,
             virtual_lab: false,
         };
         let text = serde_json::to_string(&env).unwrap();

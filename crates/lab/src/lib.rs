@@ -40,9 +40,9 @@ pub mod sysctl;
 pub use builtin::{
     gen_side_nets, mask_cpus, mask_text, online_cpus, parse_mask, rcv_side_nets, BuiltinLab,
     CpuMode, CpuPlan, CpuStatus, IfRole, IfStatus, IfSteering, LabIfCounters, LabIface, LabSpec,
-    LabState, LabStatus, NapiThread, NsRole, NsStatus, Queues, RcvNapi, UpOutcome, DEFAULT_PREFIX,
-    GEN_SIDE_NEXT_HOP4, GEN_SIDE_NEXT_HOP6, IPV4_PREFIX_LEN, IPV6_PREFIX_LEN, MAX_PREFIX_LEN,
-    RCV_SIDE_NEXT_HOP4, RCV_SIDE_NEXT_HOP6,
+    LabState, LabStatus, NapiThread, NsRole, NsStatus, Queues, RcvNapi, ReverseXdp, UpOutcome,
+    DEFAULT_PREFIX, GEN_SIDE_NEXT_HOP4, GEN_SIDE_NEXT_HOP6, IPV4_PREFIX_LEN, IPV6_PREFIX_LEN,
+    MAX_PREFIX_LEN, RCV_SIDE_NEXT_HOP4, RCV_SIDE_NEXT_HOP6,
 };
 pub use error::LabError;
 pub use netns::MAX_QUEUES;

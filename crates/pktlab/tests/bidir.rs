@@ -163,7 +163,7 @@ fn said(stdout: &str, name: &str) -> (u64, u64, String) {
 /// Runs the campaign and checks what every run both ways must show: each
 /// direction within the rate, the text's counts those of the record, and
 /// a total that is the directions' sum. Returns the record's result.
-fn bench_both_ways(lab: &Lab, io: &str, config: (&str, &str)) -> (Value, String) {
+fn bench_both_ways(lab: &Lab, io: &str, config: (&str, &str)) -> (Value, String, Value) {
     let dir = tempfile::tempdir().unwrap();
     let file = campaign(dir.path(), &lab.prefix, io, config);
     let out_dir = dir.path().join("out");
@@ -207,7 +207,8 @@ fn bench_both_ways(lab: &Lab, io: &str, config: (&str, &str)) -> (Value, String)
     // The run's line says it went both ways, at the rate each way.
     assert!(r.stdout.contains(", both ways:\n"), "{}", r.stdout);
     assert!(r.stdout.contains("at 20.00 Kpps each way"), "{}", r.stdout);
-    (v, r.stdout)
+    let env = std::fs::read_to_string(out_dir.join("env.json")).unwrap();
+    (v, r.stdout, serde_json::from_str(&env).unwrap())
 }
 
 #[test]
@@ -215,7 +216,7 @@ fn a_bench_both_ways_prints_each_direction_and_their_sum() {
     let _serial = common::one_at_a_time();
     let lab = Lab::up();
     let before = lab.refused();
-    let (v, _) = bench_both_ways(&lab, "afpacket", ("\"true\"", "\"true\""));
+    let (v, _, _) = bench_both_ways(&lab, "afpacket", ("\"true\"", "\"true\""));
     if lab.refused().since(&before).total() == 0 {
         // Nothing refused on a quiet host: nothing lost either way.
         assert_eq!(n(&v["lost"]), 0, "{v}");
@@ -231,19 +232,64 @@ fn afxdp_both_ways_counts_each_direction_and_their_sum() {
     let _serial = common::one_at_a_time();
     let lab = Lab::up();
     let before = lab.refused();
-    let (v, _) = bench_both_ways(&lab, "afxdp", ("\"true\"", "\"true\""));
-    let refused = lab.refused().since(&before).total();
+    let (v, _, env) = bench_both_ways(&lab, "afxdp", ("\"true\"", "\"true\""));
+    // Each tester port sent and received with AF_XDP at once: the reverse
+    // generator went through the forward receiver's socket.
+    each_way_counted(&v, "afxdp", lab.refused().since(&before).total());
+    assert_eq!(
+        env["reverse_path"],
+        "traffic both ways with --io afxdp: each trial, in isolated mode, puts g0's NAPI in \
+         threads on the tester's CPUs (for the receiver's XDP program on g0), and puts it back \
+         after it"
+    );
+}
+
+#[test]
+fn xdp_both_ways_sets_the_reverse_path_for_each_run_and_puts_it_back() {
+    let _serial = common::one_at_a_time();
+    let lab = Lab::up();
+    let (dut, gen) = (lab.ns("dut"), lab.ns("gen"));
+    let gro_d1 = || common::sh(&format!("ip netns exec {dut} ethtool -k d1"));
+    let threaded_g0 = || {
+        common::sh(&format!(
+            "ip netns exec {gen} cat /sys/class/net/g0/threaded"
+        ))
+    };
+    // The CPU plan sets GRO on d0 and r0's NAPI threads only.
+    assert!(
+        gro_d1().contains("generic-receive-offload: off"),
+        "{}",
+        gro_d1()
+    );
+    assert_eq!(threaded_g0().trim(), "0");
+    let before = lab.refused();
+    let (v, stdout, env) = bench_both_ways(&lab, "xdp", ("\"true\"", "\"true\""));
+    // The XDP generator on r0 sends into d1 only with d1's GRO on, and
+    // the in-kernel receiver on g0 counted the reverse stream.
+    each_way_counted(&v, "xdp", lab.refused().since(&before).total());
+    let note = "traffic both ways with --io xdp: each trial turns GRO on on the DUT's d1 (for \
+                the XDP generator on r0) and, in isolated mode, puts g0's NAPI in threads on the \
+                tester's CPUs (for the receiver's XDP program on g0), and puts both back after it";
+    assert_eq!(env["reverse_path"], note, "{env}");
+    assert!(stdout.contains(&format!("\nnote: {note}\n")), "{stdout}");
+    // Both are back as they were.
+    assert!(
+        gro_d1().contains("generic-receive-offload: off"),
+        "{}",
+        gro_d1()
+    );
+    assert_eq!(threaded_g0().trim(), "0");
+}
+
+/// What a run both ways on the built-in lab with backend `io` must show:
+/// each direction's backends and streams and, when the host refused
+/// nothing (`refused`: its backlog refusals over the run), every frame
+/// received, as its receiver and the ports' counters say.
+fn each_way_counted(v: &Value, io: &str, refused: u64) {
     for way in v["directions"].as_array().unwrap() {
-        // Each tester port sent and received with AF_XDP at once: the
-        // reverse generator went through the forward receiver's socket.
-        assert!(
-            way["tx"]["backend"].as_str().unwrap().starts_with("afxdp"),
-            "{way}"
-        );
-        assert!(
-            way["rx"]["backend"].as_str().unwrap().starts_with("afxdp"),
-            "{way}"
-        );
+        let backend = |end: &str| way[end]["backend"].as_str().unwrap().to_string();
+        assert!(backend("tx").starts_with(io), "{way}");
+        assert!(backend("rx").starts_with(io), "{way}");
         assert_eq!(n(&way["rx"]["streams"]), 2000, "{way}");
         if refused == 0 {
             // Nothing refused on a quiet host: every frame of each
@@ -304,7 +350,7 @@ fn a_loss_both_ways_is_placed_in_its_direction() {
     // each of its 2000 streams (sources 198.19.10.x): 2000 frames, none
     // of the forward stream's.
     let apply = "\"nft 'add table ip bidirdrops; add chain ip bidirdrops forward_test { type filter hook forward priority 0; }; add rule ip bidirdrops forward_test ip saddr 198.19.10.0/24 udp dport 2000 @th,104,32 2 drop'\"";
-    let (v, stdout) = bench_both_ways(
+    let (v, stdout, _) = bench_both_ways(
         &lab,
         "afpacket",
         (apply, "\"nft delete table ip bidirdrops\""),
@@ -352,20 +398,15 @@ fn a_loss_both_ways_is_placed_in_its_direction() {
 }
 
 #[test]
-fn what_traffic_both_ways_cannot_do_yet_is_one_line_and_exit_2() {
-    for (args, says) in [
+fn bidir_with_resume_is_one_line_and_exit_2() {
+    let r = common::pktlab(&["rfc2544", "--bidir", "--resume", "/nonexistent"]);
+    assert_eq!(
+        (r.code, r.stderr.as_str()),
         (
-            &["bench", "--bidir", "--io", "xdp", "--prefix", "nolab"][..],
-            "pktlab: --io xdp (or io = \"xdp\") is not supported with traffic both ways yet: use afpacket or afxdp\n",
-        ),
-        (
-            &["rfc2544", "--bidir", "--resume", "/nonexistent"][..],
-            "pktlab: --bidir cannot be used with --resume: the campaign is the one saved in /nonexistent\n",
-        ),
-    ] {
-        let r = common::pktlab(args);
-        assert_eq!((r.code, r.stderr.as_str()), (2, says), "{args:?}");
-    }
+            2,
+            "pktlab: --bidir cannot be used with --resume: the campaign is the one saved in /nonexistent\n"
+        )
+    );
 }
 
 #[test]

@@ -465,7 +465,9 @@ fn throughput_over_established_connections_both_ways() {
         // outside address) were let through as established traffic.
         let at = throughput_at(run, lower);
         assert!(!at.is_empty(), "{trace}");
-        for t in at {
+        // (A trial whose loss the drop tracer placed mostly on the
+        // tester's side is judged without it, as in `pktlab rfc2544`.)
+        for t in at.iter().filter(|t| !t.tester_limited) {
             assert_eq!((t.forward.lost, t.reverse.lost), (0, 0), "{trace}");
             assert_eq!(t.reverse.received, t.reverse.sent, "{trace}");
         }
@@ -527,9 +529,17 @@ fn throughput_is_bounded_by_a_policer_of_established_traffic() {
         b.upper_intended.expect(&trace),
     );
     assert!(lower < upper, "{trace}");
-    assert!(lower < 10_800.0 && upper > 5_000.0, "{trace}");
+    // The rates the generator offered at the bounds (less than asked on
+    // a busy machine) bracket the policer's.
+    let (offered_lower, offered_upper) = (b.lower.unwrap(), b.upper.unwrap());
     assert!(
-        throughput_at(&run, lower).iter().all(|t| t.lost() == 0),
+        offered_lower < 10_800.0 && offered_upper > 5_000.0,
+        "{trace}"
+    );
+    assert!(
+        throughput_at(&run, lower)
+            .iter()
+            .all(|t| t.lost() == 0 || t.tester_limited),
         "{trace}"
     );
     // Above the policer both directions lose: it counts them together.

@@ -1,7 +1,7 @@
 //! `pktlab bench` output: what the campaign is, a line per run, then
 //! ministat's comparison of the configurations (and the size sweep).
 
-use pktlab_campaign::campaign::Outcome;
+use pktlab_campaign::campaign::{reverse_path_note, Outcome};
 use pktlab_campaign::plan::Plan;
 use pktlab_campaign::records::{RunRecord, RunResult};
 use pktlab_campaign::runs::Runs;
@@ -110,6 +110,7 @@ pub fn opening(
             plan.run.io.name()
         )));
     }
+    out.extend(reverse_path_note(plan, target).map(|n| Opening::Text(format!("note: {n}"))));
     out
 }
 

@@ -25,6 +25,10 @@ pub struct Traffic {
     /// (Absent from results written before it existed.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rfc4814_seed: Option<u64>,
+    /// Each round of the flows in a pseudorandom order from this seed
+    /// (every flow once per round); None: in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order_seed: Option<u64>,
     /// Sent both ways: the reverse stream's ranges, from the receiver's
     /// port to the generator's (None: one way).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -51,6 +55,7 @@ impl Traffic {
             threads: 1,
             reverse: None,
             rfc4814_seed: None,
+            order_seed: None,
         }
     }
 
@@ -66,6 +71,7 @@ impl Traffic {
             threads: 1,
             reverse: None,
             rfc4814_seed: None,
+            order_seed: None,
         }
     }
 
@@ -116,7 +122,10 @@ impl Traffic {
             vlan: None,
             ttl: 64,
             flows,
-            order: FlowOrder::Sequential,
+            order: match self.order_seed {
+                None => FlowOrder::Sequential,
+                Some(seed) => FlowOrder::Random { seed },
+            },
             sizes,
             ports: match self.rfc4814_seed {
                 None => PortMode::Ranges,
@@ -207,5 +216,16 @@ mod tests {
             .frame_spec([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
             .unwrap();
         assert_eq!(spec.ports, PortMode::Rfc4814 { seed: 3 });
+        assert_eq!(spec.order, FlowOrder::Sequential);
+        let t = Traffic {
+            order_seed: Some(9),
+            ..Traffic::inet4()
+        };
+        let spec = t
+            .frame_spec([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+            .unwrap();
+        assert_eq!(spec.order, FlowOrder::Random { seed: 9 });
+        assert_eq!(t.reverse_stream(), None);
+        assert_eq!(t.both_ways().reverse_stream().unwrap().order_seed, Some(9));
     }
 }

@@ -16,7 +16,7 @@ use crate::direction::{sum_rx, sum_samples, sum_tx, Direction, DIRECTIONS};
 use crate::ends::{self, End, EndRan, Ran};
 use crate::late;
 use crate::samples::{run_value, steady};
-use crate::target::Target;
+use crate::target::{LabKind, Target};
 use crate::traffic::Traffic;
 use crate::TrialError;
 use pktlab_loss::both::BothCounters;
@@ -210,8 +210,33 @@ fn one_trial(
     shape: Shape,
     on_event: &mut dyn FnMut(TrialEvent),
 ) -> Result<TrialResult, TrialError> {
+    let back = reverse_of(trials.lab, traffic, trials.io)?;
+    // The XDP generator on r0 and a receiver with an XDP program on g0
+    // need the reverse path set up as the CPU plan sets the forward one,
+    // for the trial only (crates/lab/src/builtin/reverse_xdp.rs).
+    let reverse_path = match (&trials.lab.kind, &back, trials.io) {
+        (LabKind::Builtin(lab), Some(_), io) if io != BenchIo::Afpacket => {
+            Some(lab.reverse_xdp(io == BenchIo::Xdp)?)
+        }
+        _ => None,
+    };
+    let result = ends_and_figures(trials, traffic, back, rate_pps, shape, on_event);
+    if let Some(path) = reverse_path {
+        path.restore()?;
+    }
+    result
+}
+
+/// One trial's ends at work, and what they measured.
+fn ends_and_figures(
+    trials: &Trials<'_>,
+    traffic: &Traffic,
+    back: Option<(Target, Traffic)>,
+    rate_pps: Option<f64>,
+    shape: Shape,
+    on_event: &mut dyn FnMut(TrialEvent),
+) -> Result<TrialResult, TrialError> {
     let lab = trials.lab;
-    let back = reverse_of(lab, traffic, trials.io)?;
     let mut configs = vec![end_configs(trials, lab, traffic, rate_pps, shape)?];
     if let Some((target, stream)) = &back {
         configs.push(end_configs(trials, target, stream, rate_pps, shape)?);

@@ -180,6 +180,7 @@ pub fn env(created_at: u64, dut_uname: Option<&str>) -> EnvRecord {
         lab: "built-in lab t".into(),
         nics: Vec::new(),
         pktlab_version: "0.1.0".into(),
+        reverse_path: None,
         virtual_lab: true,
     }
 }

@@ -9,6 +9,7 @@ mod check;
 mod cpus;
 mod napi;
 mod plan;
+mod reverse_xdp;
 mod status;
 mod steer;
 
@@ -25,6 +26,7 @@ pub use plan::{
     gen_side_nets, rcv_side_nets, IfRole, LabIface, NsRole, GEN_SIDE_NEXT_HOP4, GEN_SIDE_NEXT_HOP6,
     IPV4_PREFIX_LEN, IPV6_PREFIX_LEN, RCV_SIDE_NEXT_HOP4, RCV_SIDE_NEXT_HOP6,
 };
+pub use reverse_xdp::ReverseXdp;
 pub use status::{IfStatus, LabIfCounters, LabState, LabStatus, NsStatus};
 pub use steer::{CpuStatus, IfSteering};
 
@@ -138,6 +140,14 @@ impl BuiltinLab {
             Some(cpus) => steer::apply(&self.plan, cpus),
             None => Ok(()),
         }
+    }
+
+    /// Sets what traffic both ways with the XDP backends needs on the way
+    /// back for one trial (GRO on d1 with `xdp_generator`, g0's NAPI in
+    /// threads in isolated mode), until the guard puts it back
+    /// (`reverse_xdp.rs`).
+    pub fn reverse_xdp(&self, xdp_generator: bool) -> Result<ReverseXdp<'_>, LabError> {
+        reverse_xdp::set(&self.plan, self.spec.cpus.as_ref(), xdp_generator)
     }
 
     /// The lab's CPU steering as read back; `None` unless all three

@@ -108,7 +108,13 @@ impl RcvNapi {
 
 /// Puts r0's NAPI where `cpus` wants it (see the module's notes).
 pub fn apply(plan: &LabPlan, cpus: &CpuPlan) -> Result<(), LabError> {
-    let port = plan.iface(PORT);
+    apply_port(plan, PORT, cpus)
+}
+
+/// Puts the NAPI of the lab port `role` where `cpus` wants it, as r0's
+/// (traffic both ways runs an XDP receiver on g0 too).
+pub(super) fn apply_port(plan: &LabPlan, role: IfRole, cpus: &CpuPlan) -> Result<(), LabError> {
+    let port = plan.iface(role);
     let ns = port.ns.as_str();
     let threaded = format!("/sys/class/net/{}/threaded", port.name);
     if cpus.is_shared() {
@@ -163,7 +169,7 @@ pub fn observe(plan: &LabPlan) -> Result<RcvNapi, LabError> {
     Ok(RcvNapi { gro, threads })
 }
 
-fn set_gro(ns: &str, iface: &str, on: bool) -> Result<(), LabError> {
+pub(super) fn set_gro(ns: &str, iface: &str, on: bool) -> Result<(), LabError> {
     let done = netns::within(ns, || pktlab_io::ethtool::set_gro(iface, on))?
         .map_err(|err| io_error(ns, err))?;
     if done {

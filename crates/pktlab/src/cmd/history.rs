@@ -90,11 +90,9 @@ pub struct SeriesArgs {
     #[command(flatten)]
     pub filter: FilterArgs,
     /// forwarded_pps, offered_pps, ndr, pdr, lower_pps@LOSS%,
-    /// upper_pps@LOSS%, a latency such as p99_ns@90%, or rfc9693's
-    /// capacity, rate, throughput, teardown (capacity_upper, rate_upper,
-    /// throughput_upper) [default: each
-    /// run's forwarded_pps, each search's lower bounds, each rfc9693
-    /// result]
+    /// upper_pps@LOSS%, a latency such as p99_ns@90%, or rfc9693's capacity,
+    /// rate, throughput, teardown (capacity_upper, rate_upper, ...)
+    /// [default: each run's forwarded_pps, search bounds, rfc9693 results]
     #[arg(long = "metric", value_name = "METRIC")]
     pub metric: Option<String>,
     /// Points in label order (a point is a label's runs) or time order

@@ -33,7 +33,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for d in &args.dirs {
         folders.push(Folder::load(d).map_err(|e| usage(e.to_string()))?);
     }
-    html::check_stateful(&folders, args.csv).map_err(|e| usage(e.to_string()))?;
+    if let Some(why) = html::refusal(&folders, args.csv) {
+        return Err(usage(why));
+    }
     let target = html::write_page(&folders, args.output.as_deref())?;
     println!("Report: {}", target.display());
     for f in folders.iter().filter(|_| args.csv) {

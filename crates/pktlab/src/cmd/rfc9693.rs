@@ -71,9 +71,8 @@ pub struct Args {
     /// [default: the DUT's outside address for nat44 on the built-in lab]
     #[arg(long = "nat-address", value_name = "ADDR")]
     pub nat_address: Option<String>,
-    /// Sets the host's nf_conntrack_max (host-wide on Linux: the whole
-    /// host's, not only the lab's) for each run, and restores it after,
-    /// also after a kill (at the next lab up, lab down or campaign)
+    /// Sets the host's nf_conntrack_max (host-wide on Linux) for each run,
+    /// restored after it, also after a kill (at the next lab up or down)
     #[arg(long = "conntrack-max", value_name = "N")]
     pub conntrack_max: Option<u64>,
     #[command(flatten)]

@@ -45,6 +45,24 @@ pub fn write_page(folders: &[Folder], output: Option<&Path>) -> Result<PathBuf, 
     Ok(target)
 }
 
+/// Why `folders` cannot be reported together (an rfc9693 folder's page
+/// is its own, with no table for `--csv` to export); None when they can.
+pub fn refusal(folders: &[Folder], csv: bool) -> Option<String> {
+    let f = folders.iter().find(|f| f.stateful.is_some())?;
+    let dir = f.path.display();
+    if folders.len() > 1 {
+        return Some(format!(
+            "{dir} holds rfc9693 results, which are reported alone: give it without the other folders"
+        ));
+    }
+    csv.then(|| {
+        format!(
+            "--csv has no tables for {dir}: its rfc9693 results are in {}",
+            pktlab_search::stateful::results::REPORT_FILE
+        )
+    })
+}
+
 /// The page of the folders: one folder's report (an rfc9693 folder's as
 /// its campaign wrote it), or a comparison.
 pub fn render(folders: &[Folder]) -> String {
@@ -55,27 +73,6 @@ pub fn render(folders: &[Folder]) -> String {
         },
         many => page::comparison_page(many),
     }
-}
-
-/// Refuses what an rfc9693 folder cannot be given: other folders (its
-/// page is its own) or `--csv` (`csv`: it has no tables to export).
-pub fn check_stateful(folders: &[Folder], csv: bool) -> Result<(), LoadError> {
-    let Some(f) = folders.iter().find(|f| f.stateful.is_some()) else {
-        return Ok(());
-    };
-    let dir = f.path.display();
-    if folders.len() > 1 {
-        return Err(LoadError(format!(
-            "{dir} holds rfc9693 results, which are reported alone: give it without the other folders"
-        )));
-    }
-    if csv {
-        return Err(LoadError(format!(
-            "--csv has no tables for {dir}: its rfc9693 results are in {}",
-            pktlab_search::stateful::results::REPORT_FILE
-        )));
-    }
-    Ok(())
 }
 
 /// The campaign's `report.html`, rewritten after each run and at the end.

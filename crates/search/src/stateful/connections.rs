@@ -27,6 +27,10 @@ use crate::SearchError;
 pub const FIRST_PORT: u16 = 1024;
 /// Source ports per outside address.
 pub const PORTS_PER_ADDRESS: u64 = 65535 - FIRST_PORT as u64 + 1;
+/// The seed of the real test phase's pseudorandom order of connections
+/// (fixed: every trial sends the same order, RFC 4814's repeatable
+/// pattern).
+pub const REAL_TEST_ORDER_SEED: u64 = 9693;
 /// At most this many outside addresses.
 pub const MAX_ADDRESSES: u64 = 256;
 /// The most connections a trial can open.
@@ -130,6 +134,7 @@ impl Connections {
             rate_pps: None,
             threads: 1,
             rfc4814_seed: None,
+            order_seed: None,
             reverse: None,
         })
     }
@@ -157,17 +162,22 @@ impl Connections {
             rate_pps: None,
             threads: 1,
             rfc4814_seed: None,
+            order_seed: None,
             reverse: None,
         })
     }
 
     /// The connections' own traffic both ways at once (the throughput
     /// test's real test phase): the Initiator's frames forward, the
-    /// Responder's answers as the reverse stream.
+    /// Responder's answers as the reverse stream, each direction going
+    /// round the connections in a pseudorandom order (RFC 9693 draws the
+    /// real test's port numbers pseudorandomly, as RFC 4814 asks, from
+    /// the ones the preliminary phase set up).
     pub fn both_ways(&self, at: &Endpoints) -> Result<Traffic, SearchError> {
         let back = self.responder(at)?;
         Ok(Traffic {
             name: "connections".into(),
+            order_seed: Some(REAL_TEST_ORDER_SEED),
             reverse: Some(ReverseRanges {
                 src: back.src,
                 dst: back.dst,
@@ -305,7 +315,65 @@ mod tests {
                 .collect();
             assert_eq!(got, want);
             assert_eq!(both.sizes, "64");
+            // Each direction in a pseudorandom order, every connection
+            // once per round.
+            assert_eq!(both.order_seed, Some(REAL_TEST_ORDER_SEED));
+            let back_stream = both.reverse_stream().unwrap();
+            for t in [&both, &back_stream] {
+                let spec = t
+                    .frame_spec([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+                    .unwrap();
+                let order = pktlab_wire::flow::FlowOrder::Random {
+                    seed: REAL_TEST_ORDER_SEED,
+                };
+                assert_eq!(spec.order, order);
+            }
         }
+    }
+
+    /// One round of frames of `t` as the generator writes them, each
+    /// decoded by hand from its bytes: (source, source port, destination,
+    /// destination port) of Ethernet, IPv4 and UDP.
+    fn frames(t: &Traffic) -> Vec<(std::net::Ipv4Addr, u16, std::net::Ipv4Addr, u16)> {
+        let spec = t
+            .frame_spec([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
+            .unwrap();
+        let mut g = pktlab_wire::frame::FrameGen::new(&spec, 0, 1);
+        let mut buf = vec![0u8; g.max_len()];
+        (0..g.frames_per_cycle())
+            .map(|_| {
+                let n = g.write_next(&mut buf, 0, 0);
+                let b = &buf[..n];
+                assert_eq!(&b[12..14], [0x08, 0x00], "not IPv4");
+                assert_eq!(b[23], 17, "not UDP");
+                let ip =
+                    |at: usize| std::net::Ipv4Addr::new(b[at], b[at + 1], b[at + 2], b[at + 3]);
+                let port = |at: usize| u16::from_be_bytes([b[at], b[at + 1]]);
+                let udp = 14 + usize::from(b[14] & 0x0f) * 4;
+                (ip(26), port(udp), ip(30), port(udp + 2))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn both_ways_frames_decoded_carry_each_connection_once_a_round() {
+        let at = lab(Some("198.19.0.203".parse().unwrap()));
+        let both = Connections::at_least(500).unwrap().both_ways(&at).unwrap();
+        let (inside, outside, nat) = (
+            "198.18.10.1".parse().unwrap(),
+            "198.19.10.1".parse().unwrap(),
+            "198.19.0.203".parse().unwrap(),
+        );
+        let out = frames(&both);
+        let back = frames(&both.reverse_stream().unwrap());
+        assert_eq!((out.len(), back.len()), (500, 500));
+        let want_out: HashSet<_> = (1024..1524).map(|p| (inside, p, outside, 2000)).collect();
+        let want_back: HashSet<_> = (1024..1524).map(|p| (outside, 2000, nat, p)).collect();
+        assert_eq!(out.iter().copied().collect::<HashSet<_>>(), want_out);
+        assert_eq!(back.iter().copied().collect::<HashSet<_>>(), want_back);
+        // A pseudorandom order, not the ports one after the other.
+        let first: Vec<u16> = out.iter().take(8).map(|f| f.1).collect();
+        assert_ne!(first, (1024..1032).collect::<Vec<u16>>());
     }
 
     #[test]

@@ -173,4 +173,32 @@ mod tests {
         r.write(&dir).unwrap();
         assert_eq!(StatefulReport::read(&dir).unwrap(), Some(r));
     }
+
+    /// A folder written before the throughput test existed (a
+    /// `throughput_note`, no throughput keys) still reads, for --resume.
+    #[test]
+    fn a_folder_without_the_throughput_test_reads() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = ResultsDir::create(&tmp.path().join("c")).unwrap();
+        let mut r = StatefulReport::new(StatefulSettings::default());
+        r.runs.push(StatefulRun {
+            config: "nat44".into(),
+            ..StatefulRun::default()
+        });
+        let mut v = serde_json::to_value(&r).unwrap();
+        v["settings"]["tests"] = serde_json::json!(["capacity", "rate", "teardown"]);
+        let settings = v["settings"].as_object_mut().unwrap();
+        assert!(settings.remove("throughput_duration_s").is_some());
+        let run = v["runs"][0].as_object_mut().unwrap();
+        for key in ["throughput", "throughput_connections", "throughput_trials"] {
+            assert!(run.remove(key).is_some(), "{key}");
+        }
+        v["throughput_note"] = "not measured yet".into();
+        std::fs::write(dir.path.join(REPORT_FILE), v.to_string()).unwrap();
+        let back = StatefulReport::read(&dir).unwrap().unwrap();
+        assert_eq!(back.settings.throughput_duration_s, 10.0);
+        assert_eq!(back.settings.tests.len(), 3);
+        assert_eq!(back.runs[0].throughput, None);
+        assert!(back.runs[0].throughput_trials.is_empty());
+    }
 }
