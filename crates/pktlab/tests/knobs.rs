@@ -14,11 +14,10 @@
 
 mod common;
 
-use std::io::BufRead;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{ok_in, one_at_a_time, pktlab, sh, u, Lab, Receiver, PKTLAB};
+use common::{ok_in, one_at_a_time, pktlab, sh, u, Capture, Lab, Receiver, PKTLAB};
 use pktlab_io::xdpdrops::{XdpDropCause, XdpDropTracer};
 use pktlab_lab::dut::{builtin_config, builtin_state_probe, BuiltinBase, Dut, DutRunner};
 use pktlab_lab::CpuPlan;
@@ -158,62 +157,6 @@ fn each_configuration_applies_and_reverts_exactly() {
     }
 }
 
-/// A tcpdump on `iface` in `ns`, writing `file`, capturing once it says so.
-struct Capture {
-    child: Child,
-    file: std::path::PathBuf,
-}
-
-impl Capture {
-    fn start(ns: &str, iface: &str, tag: &str) -> Capture {
-        let file =
-            std::env::temp_dir().join(format!("pktlab-knobs-{}-{tag}.pcap", std::process::id()));
-        let _ = std::fs::remove_file(&file);
-        let mut child = Command::new("ip")
-            .args([
-                "netns", "exec", ns, "tcpdump", "-i", iface, "-n", "-B", "16384",
-            ])
-            .args(["-U", "--immediate-mode", "-w"])
-            .arg(&file)
-            .arg("udp")
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("tcpdump (apt-get install tcpdump)");
-        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
-        let mut said = String::new();
-        while !said.contains("listening on") {
-            let mut l = String::new();
-            assert!(err.read_line(&mut l).unwrap() > 0, "tcpdump: {said}");
-            said += &l;
-        }
-        // Keep reading its stderr so that it never blocks on a full pipe.
-        std::thread::spawn(move || for _ in err.lines() {});
-        Capture { child, file }
-    }
-
-    /// Stops the capture (SIGINT flushes the file) and returns the frames.
-    fn frames(mut self) -> Vec<Vec<u8>> {
-        std::thread::sleep(Duration::from_millis(300));
-        sh(&format!("kill -INT {}", self.child.id()));
-        self.child.wait().unwrap();
-        let mut reader =
-            pcap_file::pcap::PcapReader::new(std::fs::File::open(&self.file).unwrap()).unwrap();
-        let mut out = Vec::new();
-        while let Some(p) = reader.next_packet() {
-            out.push(p.unwrap().data.into_owned());
-        }
-        out
-    }
-}
-
-impl Drop for Capture {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.file);
-    }
-}
-
 /// How many frames captured had each TTL (hop limit), each IPv4 header
 /// checksum checked against one computed by etherparse.
 fn ttls(frames: &[Vec<u8>]) -> std::collections::BTreeMap<u8, u64> {
@@ -271,7 +214,7 @@ fn forward_through(
          add chain inet kt through { type filter hook forward priority 0; policy accept; }; \
          add rule inet kt through counter name seen\"",
     );
-    let cap = Capture::start(&lab.ns("rcv"), "r0", name);
+    let cap = Capture::start(&lab.ns("rcv"), "r0", name, &["-B", "16384"]);
     let mut rx_args = vec!["-i", "r0", "--io", "afpacket", "-n", "2000", "-t", "30"];
     if v6 {
         rx_args.push("-6");

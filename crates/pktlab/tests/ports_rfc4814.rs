@@ -8,11 +8,10 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::BufRead;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{counts, ok_in, one_at_a_time, summary, u, Receiver, VethNs};
+use common::{counts, ok_in, one_at_a_time, summary, u, Capture, Receiver, VethNs};
 
 const WAIT: Duration = Duration::from_secs(90);
 const FRAMES: u64 = 20_000;
@@ -20,40 +19,7 @@ const FRAMES: u64 = 20_000;
 const SRC: &str = "198.18.10.1-198.18.10.4";
 const DST: &str = "198.19.10.1-198.19.10.5";
 
-/// `tcpdump -c FRAMES` on `iface` in `ns`, writing a pcap, capturing once
-/// it says so; killed and its file removed on drop.
-struct Capture {
-    child: Child,
-    file: std::path::PathBuf,
-}
-
 impl Capture {
-    fn start(ns: &str, iface: &str, tag: &str) -> Capture {
-        let file =
-            std::env::temp_dir().join(format!("pktlab-rfc4814-{}-{tag}.pcap", std::process::id()));
-        let _ = std::fs::remove_file(&file);
-        let mut child = Command::new("ip")
-            .args(["netns", "exec", ns, "tcpdump", "-i", iface, "-n"])
-            .args(["-B", "65536", "-U", "--immediate-mode", "-c"])
-            .arg(FRAMES.to_string())
-            .arg("-w")
-            .arg(&file)
-            .arg("udp")
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("tcpdump (apt-get install tcpdump)");
-        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
-        let mut said = String::new();
-        while !said.contains("listening on") {
-            let mut l = String::new();
-            assert!(err.read_line(&mut l).unwrap() > 0, "tcpdump: {said}");
-            said += &l;
-        }
-        // Keep reading its stderr so that it never blocks on a full pipe.
-        std::thread::spawn(move || for _ in err.lines() {});
-        Capture { child, file }
-    }
-
     /// Waits for tcpdump to have written its FRAMES frames, then decodes
     /// them with tshark, checksum validation on: one row of `fields` each.
     fn rows(mut self, fields: &[&str]) -> Vec<Vec<String>> {
@@ -88,14 +54,6 @@ impl Capture {
     }
 }
 
-impl Drop for Capture {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.file);
-    }
-}
-
 /// Sends FRAMES frames with `io` and RFC 4814 ports; checks the sender's
 /// and the receiver's counts and every captured frame.
 fn rfc4814_ports_arrive_exactly(io: &str) {
@@ -103,7 +61,7 @@ fn rfc4814_ports_arrive_exactly(io: &str) {
     let v = VethNs::new();
     // The XDP generator's redirected frames need GRO (or XDP) on the peer.
     v.exec("ethtool -K vb gro on");
-    let capture = Capture::start(&v.ns, "vb", io);
+    let capture = Capture::start(&v.ns, "vb", io, &["-B", "65536", "-c", &FRAMES.to_string()]);
     let n = FRAMES.to_string();
     let rx = Receiver::start(
         &v.ns,

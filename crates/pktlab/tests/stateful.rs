@@ -9,10 +9,9 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::net::Ipv4Addr;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{one_at_a_time, pktlab, sh, u, Lab, Receiver};
+use common::{one_at_a_time, pktlab, sh, u, Capture, Lab, Receiver};
 use pktlab_lab::dut::{builtin_config, BuiltinBase, Dut, DutRunner};
 use pktlab_search::stateful::phases::StatefulTrial;
 use pktlab_search::stateful::results::{StatefulReport, StatefulRun, REPORT_FILE};
@@ -31,61 +30,23 @@ fn mac(lab: &Lab, role: &str, iface: &str) -> String {
     .to_string()
 }
 
-/// tcpdump on one port of the lab, into a pcap file.
-struct Capture {
-    child: Child,
-    file: std::path::PathBuf,
-}
-
 impl Capture {
-    fn start(ns: &str, iface: &str, tag: &str) -> Capture {
-        use std::io::BufRead;
-        let file =
-            std::env::temp_dir().join(format!("pktlab-stateful-{}-{tag}.pcap", std::process::id()));
-        let _ = std::fs::remove_file(&file);
-        let mut child = Command::new("ip")
-            .args([
-                "netns", "exec", ns, "tcpdump", "-i", iface, "-n", "-B", "16384", "-U",
-            ])
-            .args(["--immediate-mode", "-w"])
-            .arg(&file)
-            .arg("udp")
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("tcpdump (apt-get install tcpdump)");
-        let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
-        let mut said = String::new();
-        while !said.contains("listening on") {
-            let mut l = String::new();
-            assert!(err.read_line(&mut l).unwrap() > 0, "tcpdump: {said}");
-            said += &l;
-        }
-        std::thread::spawn(move || for _ in err.lines() {});
-        Capture { child, file }
-    }
-
     /// Stops the capture and returns each UDP frame's (source, source
     /// port, destination, destination port), decoded from its bytes.
-    fn tuples(mut self) -> Vec<(Ipv4Addr, u16, Ipv4Addr, u16)> {
-        std::thread::sleep(Duration::from_millis(300));
-        sh(&format!("kill -INT {}", self.child.id()));
-        self.child.wait().unwrap();
-        let f = std::fs::File::open(&self.file).unwrap();
-        let mut reader = pcap_file::pcap::PcapReader::new(f).unwrap();
-        let mut out = Vec::new();
-        while let Some(p) = reader.next_packet() {
-            let b = p.unwrap().data.into_owned();
-            // Ethernet (14 bytes), IPv4 with its header length, UDP.
-            assert_eq!(&b[12..14], [0x08, 0x00], "not IPv4: {b:02x?}");
-            let ihl = usize::from(b[14] & 0x0f) * 4;
-            assert_eq!(b[23], 17, "not UDP: {b:02x?}");
-            let ip = |at: usize| Ipv4Addr::new(b[at], b[at + 1], b[at + 2], b[at + 3]);
-            let port = |at: usize| u16::from_be_bytes([b[at], b[at + 1]]);
-            let udp = 14 + ihl;
-            out.push((ip(26), port(udp), ip(30), port(udp + 2)));
-        }
-        let _ = std::fs::remove_file(&self.file);
-        out
+    fn tuples(self) -> Vec<(Ipv4Addr, u16, Ipv4Addr, u16)> {
+        self.frames()
+            .into_iter()
+            .map(|b| {
+                // Ethernet (14 bytes), IPv4 with its header length, UDP.
+                assert_eq!(&b[12..14], [0x08, 0x00], "not IPv4: {b:02x?}");
+                let ihl = usize::from(b[14] & 0x0f) * 4;
+                assert_eq!(b[23], 17, "not UDP: {b:02x?}");
+                let ip = |at: usize| Ipv4Addr::new(b[at], b[at + 1], b[at + 2], b[at + 3]);
+                let port = |at: usize| u16::from_be_bytes([b[at], b[at + 1]]);
+                let udp = 14 + ihl;
+                (ip(26), port(udp), ip(30), port(udp + 2))
+            })
+            .collect()
     }
 }
 
@@ -173,7 +134,7 @@ fn stateful_configurations_pass_answers_only_and_nat44_translates() {
         let back = count_while(&lab.ns("gen"), "g0", 0, || answer(&lab, &d1, &to));
         assert_eq!(back, 0, "{name}: answers without a connection passed");
         // The Initiator's 100 frames pass, from `seen` with their ports.
-        let cap = Capture::start(&lab.ns("rcv"), "r0", "out");
+        let cap = Capture::start(&lab.ns("rcv"), "r0", "out", &["-B", "16384"]);
         let out = count_while(&lab.ns("rcv"), "r0", 100, || initiate(&lab, &d0));
         assert_eq!(out, 100, "{name}");
         let tuples = cap.tuples();
@@ -193,7 +154,7 @@ fn stateful_configurations_pass_answers_only_and_nat44_translates() {
             "{name}"
         );
         // Each answer of an open connection passes, back to the inside.
-        let cap = Capture::start(&lab.ns("gen"), "g0", "back");
+        let cap = Capture::start(&lab.ns("gen"), "g0", "back", &["-B", "16384"]);
         let back = count_while(&lab.ns("gen"), "g0", 100, || answer(&lab, &d1, &to));
         assert_eq!(back, 100, "{name}");
         let tuples = cap.tuples();

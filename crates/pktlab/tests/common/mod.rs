@@ -393,3 +393,65 @@ impl Drop for Receiver {
         let _ = self.child.wait();
     }
 }
+
+/// A tcpdump of UDP frames on `iface` in `ns` into a pcap file named after
+/// the test binary and `tag`, started once tcpdump says it listens; killed
+/// and its file removed on drop.
+pub struct Capture {
+    pub child: Child,
+    pub file: std::path::PathBuf,
+}
+
+impl Capture {
+    /// `options`: tcpdump's options besides the interface, `-n`, `-U`,
+    /// `--immediate-mode` and the file (e.g. `-B 16384`, `-c 20000`).
+    pub fn start(ns: &str, iface: &str, tag: &str, options: &[&str]) -> Capture {
+        let binary = std::env::current_exe().unwrap();
+        let name = binary.file_stem().unwrap().to_string_lossy();
+        let file =
+            std::env::temp_dir().join(format!("pktlab-{name}-{}-{tag}.pcap", std::process::id()));
+        let _ = std::fs::remove_file(&file);
+        let mut child = Command::new("ip")
+            .args(["netns", "exec", ns, "tcpdump", "-i", iface, "-n", "-U"])
+            .arg("--immediate-mode")
+            .args(options)
+            .arg("-w")
+            .arg(&file)
+            .arg("udp")
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("tcpdump (apt-get install tcpdump)");
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        let mut said = String::new();
+        while !said.contains("listening on") {
+            let mut l = String::new();
+            assert!(err.read_line(&mut l).unwrap() > 0, "tcpdump: {said}");
+            said += &l;
+        }
+        // Keep reading its stderr so that it never blocks on a full pipe.
+        std::thread::spawn(move || for _ in err.lines() {});
+        Capture { child, file }
+    }
+
+    /// Stops the capture (SIGINT flushes the file) and returns the frames.
+    pub fn frames(mut self) -> Vec<Vec<u8>> {
+        std::thread::sleep(Duration::from_millis(300));
+        sh(&format!("kill -INT {}", self.child.id()));
+        self.child.wait().unwrap();
+        let mut reader =
+            pcap_file::pcap::PcapReader::new(std::fs::File::open(&self.file).unwrap()).unwrap();
+        let mut out = Vec::new();
+        while let Some(p) = reader.next_packet() {
+            out.push(p.unwrap().data.into_owned());
+        }
+        out
+    }
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.file);
+    }
+}
