@@ -415,8 +415,20 @@ fn a_killed_campaigns_host_sysctl_comes_back_with_lab_up() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // The campaign applies and reverts each configuration once before its
+    // first run: wait for the run itself, whose generator sends from g0.
+    let g0_tx = || -> u64 {
+        in_ns(
+            &lab.ns("gen"),
+            "cat /sys/class/net/g0/statistics/tx_packets",
+        )
+        .trim()
+        .parse()
+        .unwrap()
+    };
+    let before = g0_tx();
     let deadline = Instant::now() + Duration::from_secs(60);
-    while std::fs::read_to_string(path).unwrap().trim() != new.to_string() {
+    while std::fs::read_to_string(path).unwrap().trim() != new.to_string() || g0_tx() == before {
         assert!(Instant::now() < deadline, "the campaign never set {key}");
         assert!(
             bench.try_wait().unwrap().is_none(),
