@@ -28,6 +28,7 @@ table{border-collapse:collapse;margin:.3em 0 .8em;font-size:.9em}
 th,td{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}
 th{background:#eef4fa}td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 pre.ministat{font:12px/1.25 ui-monospace,"DejaVu Sans Mono",Menlo,monospace;overflow-x:auto;background:#f7f7f7;padding:8px;border:1px solid #ddd;max-width:100%}
+pre.results{white-space:pre-wrap}
 details summary{cursor:pointer;color:#0060a0}
 nav ul{padding-left:1.2em;columns:2}
 #selfcheck{display:none}
@@ -58,7 +59,7 @@ var el=document.getElementById("selfcheck");el.textContent=JSON.stringify(out);e
 
 /// base64 of the SHA-256 of [`CSS`] and [`SCRIPT`], as the CSP names them
 /// (a unit test recomputes them with `openssl dgst`).
-pub const CSS_SHA256: &str = "oQiKE2mfDKW7pBNr7gtX4lVIohCpYqM9UkgfOjMXJJc=";
+pub const CSS_SHA256: &str = "62ZnbGoFnjsDGBznYo5XwSkw2j5EurUUu5zFpje3WnA=";
 pub const SCRIPT_SHA256: &str = "4Hp918p2MB4gROtMVrsQUH2s2fO4Y3VgOS8RmsR8YG0=";
 
 /// The Content-Security-Policy: nothing from anywhere, except this page's

@@ -36,7 +36,7 @@ pub fn stateful_page(path: &Path, r: &StatefulReport) -> String {
 
 fn run_section(run: &StatefulRun) -> String {
     let mut out = format!(
-        "<section><h2>{} · {} #{}</h2><pre>{}</pre>",
+        "<section><h2>{} · {} #{}</h2><pre class=\"results\">{}</pre>",
         html(&run.config),
         html(&run.traffic),
         run.iteration,
@@ -239,7 +239,7 @@ mod tests {
         });
         let page = stateful_page(Path::new("/tmp/rfc9693-x"), &r);
         assert!(page.contains("<h1>pktlab report: rfc9693-x</h1>"));
-        assert!(page.contains("<h2>nft-stateful · inet4 #1</h2>"));
+        assert!(page.contains("<h2>nft-stateful · inet4 #1</h2><pre class=\"results\">"));
         assert_eq!(
             page.matches("<svg class=\"chart\"").count(),
             1,
