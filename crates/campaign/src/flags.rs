@@ -45,6 +45,9 @@ pub struct Flags {
     /// The command as typed (`pktlab bench -N 3`), for the comment at the
     /// top of a campaign saved from flags.
     pub command_line: String,
+    /// The subcommand (`bench`, `rfc2544`, `rfc9693`): a campaign of flags
+    /// alone is named after it unless `--name` says otherwise.
+    pub command: String,
 }
 
 fn usage(msg: String) -> CampaignError {
@@ -173,7 +176,10 @@ impl Flags {
 
     /// The campaign the flags alone describe.
     fn flags_alone(&self) -> Result<CampaignFile, CampaignError> {
-        let mut file = CampaignFile::default();
+        let mut file = CampaignFile {
+            name: (!self.command.is_empty()).then(|| self.command.clone()),
+            ..CampaignFile::default()
+        };
         let sizes = self.size_list()?;
         for name in self.traffic.as_deref().unwrap_or("inet4").split(',') {
             let name = name.trim();

@@ -5,7 +5,7 @@
 mod cmd;
 mod error;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -88,8 +88,11 @@ fn main() {
         let parse = |words: &[String]| Cli::try_parse_from(words).map(|_| ());
         finish("pktlab", cmd::docs::docs(words, Cli::command(), parse));
     }
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let cli = match Cli::command().try_get_matches() {
+        Ok(m) => match pktlab_report::help::refusal(&m) {
+            Some(why) => finish("pktlab", Err(error::usage(why))),
+            None => Cli::from_arg_matches(&m).expect("matches of Cli's own command"),
+        },
         Err(e) => {
             // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
             let _ = e.print();

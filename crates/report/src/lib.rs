@@ -11,6 +11,7 @@ pub mod compare;
 pub mod drops;
 pub mod export;
 pub mod gen;
+pub mod help;
 pub mod html;
 pub mod ifstat;
 pub mod knob;

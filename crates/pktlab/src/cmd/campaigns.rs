@@ -140,26 +140,6 @@ pub struct CampaignArgs {
 }
 
 impl CampaignArgs {
-    /// Refuses the flags of a fixed-rate run (`--rate`, `--duration`,
-    /// `--warmup`, `--tail`, `-N`) for a command whose method chooses
-    /// them itself; `why` says what it chooses instead.
-    pub fn refuse_run_flags(&self, command: &str, why: &str) -> anyhow::Result<()> {
-        for (flag, set) in [
-            ("--rate", self.rate.is_some()),
-            ("--duration", self.duration.is_some()),
-            ("--warmup", self.warmup.is_some()),
-            ("--tail", self.tail.is_some()),
-            ("-N", self.iterations.is_some()),
-        ] {
-            if set {
-                return Err(crate::error::usage(format!(
-                    "{flag} does not apply to {command}: {why}"
-                )));
-            }
-        }
-        Ok(())
-    }
-
     /// The campaign's spec: its file (or the flags alone) with the flags
     /// over it, checked; `command` names the subcommand for the comment of
     /// a campaign saved from flags.
@@ -206,6 +186,7 @@ impl CampaignArgs {
             sweep: self.sweep.clone(),
             bidir: self.bidir,
             command_line: format!("pktlab {command} {}", args.join(" ")),
+            command: command.into(),
         }
     }
 }

@@ -105,27 +105,14 @@ impl Args {
             repeat: self.repeat,
         }
     }
-
-    /// The flags of bench that a search sets itself.
-    fn check_bench_flags(&self) -> anyhow::Result<()> {
-        self.bench.refuse_run_flags(
-            "rfc2544",
-            "the search chooses loads and trial lengths (see --max-rate, --final-trial, --repeat)",
-        )
-    }
 }
 
 pub fn run(mut args: Args) -> anyhow::Result<()> {
     let flags = args.search_flags();
-    args.check_bench_flags()?;
     flags.check(args.bench.resume.is_some())?;
     let recorder = recording::recorder(&args.bench.history)?;
     if args.bench.resume.is_none() {
-        args.bench.iterations = Some(args.repeat.unwrap_or(1));
-        // A campaign file names itself; flags alone make an "rfc2544".
-        if args.bench.name.is_none() && args.bench.campaign.is_none() {
-            args.bench.name = Some("rfc2544".into());
-        }
+        args.bench.iterations = Some(flags.searches());
     }
     let spec = args.bench.spec("rfc2544")?;
     let settings = match &args.bench.resume {

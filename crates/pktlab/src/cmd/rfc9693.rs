@@ -95,20 +95,11 @@ impl Args {
             duration: None,
         }
     }
-
-    /// The flags of bench that the tests set itself.
-    fn check_bench_flags(&self) -> anyhow::Result<()> {
-        self.bench.refuse_run_flags(
-            "rfc9693",
-            "the tests choose their counts and rates (see --setup-rate, --connections)",
-        )
-    }
 }
 
 pub fn run(mut args: Args) -> anyhow::Result<()> {
     // `--duration` is the throughput test's trial length, not a run's.
     let duration = args.bench.duration.take();
-    args.check_bench_flags()?;
     let flags = StatefulFlags {
         duration,
         ..args.flags()
@@ -122,9 +113,6 @@ pub fn run(mut args: Args) -> anyhow::Result<()> {
     let recorder = recording::recorder(&args.bench.history)?;
     if args.bench.resume.is_none() {
         args.bench.iterations = Some(1);
-        if args.bench.name.is_none() && args.bench.campaign.is_none() {
-            args.bench.name = Some("rfc9693".into());
-        }
     }
     let spec = args.bench.spec("rfc9693")?;
     common::install_signals()?;

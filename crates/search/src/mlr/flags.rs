@@ -87,6 +87,12 @@ impl SearchFlags {
         tests
     }
 
+    /// Searches per configuration and traffic (`--repeat`, 1 by default):
+    /// the campaign's iterations.
+    pub fn searches(&self) -> usize {
+        self.repeat.unwrap_or(1)
+    }
+
     /// Checks the flags on their own; `resume`: none that would reshape
     /// the saved searches may be given.
     pub fn check(&self, resume: bool) -> Result<(), SearchError> {
