@@ -85,10 +85,10 @@ fn main() {
         .is_some_and(|a| a == cmd::docs::DOCS)
     {
         let words = std::env::args().skip(1).collect();
-        let parse = |words: &[String]| Cli::try_parse_from(words).map(|_| ());
-        finish("pktlab", cmd::docs::docs(words, Cli::command(), parse));
+        let parse = |words: &[String]| command().try_get_matches_from(words).map(|_| ());
+        finish("pktlab", cmd::docs::docs(words, command(), parse));
     }
-    let cli = match Cli::command().try_get_matches() {
+    let cli = match command().try_get_matches() {
         Ok(m) => match pktlab_report::help::refusal(&m) {
             Some(why) => finish("pktlab", Err(error::usage(why))),
             None => Cli::from_arg_matches(&m).expect("matches of Cli's own command"),
@@ -126,6 +126,11 @@ fn main() {
         }
     };
     finish("pktlab", result)
+}
+
+/// The command tree, each command showing the shared options as it takes them.
+fn command() -> clap::Command {
+    pktlab_report::help::tailor(Cli::command())
 }
 
 /// Reports a failure in one line, prefixed with the name the program was

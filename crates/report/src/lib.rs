@@ -10,6 +10,7 @@ pub mod campaign;
 pub mod compare;
 pub mod drops;
 pub mod export;
+pub mod facts;
 pub mod gen;
 pub mod help;
 pub mod html;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use pktlab_campaign::CampaignError;
 
 /// A shell to complete for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Shell {
     Bash,
     Zsh,

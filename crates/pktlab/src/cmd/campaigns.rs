@@ -112,9 +112,10 @@ pub struct CampaignArgs {
     )]
     pub threads: Option<usize>,
     /// I/O backend of the generator and the receiver: afpacket, afxdp,
-    /// xdp (the XDP generator; the receiver as with auto) or auto
+    /// xdp (the XDP generator and the in-kernel receiver) or auto
     /// [default: xdp on the built-in lab (afpacket with gro-off,
-    /// threaded-napi or jumbo frames), afpacket on other labs]
+    /// threaded-napi, traffic both ways or frames above 3412 bytes),
+    /// afpacket on other labs]
     #[arg(long = "io", value_name = "IO")]
     pub io: Option<String>,
     /// The drop tracer (where the lost frames went): auto (traced where

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use pktlab_report::manual;
+use pktlab_report::{facts, manual};
 
 use crate::cmd::common::write_stdout;
 use crate::error::{os_message, usage};
@@ -15,14 +15,7 @@ use crate::error::{os_message, usage};
 pub struct CompletionsArgs {
     /// The shell to complete for
     #[arg(value_enum, value_name = "SHELL")]
-    shell: Shell,
-}
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum Shell {
-    Bash,
-    Zsh,
-    Fish,
+    shell: manual::Shell,
 }
 
 #[derive(clap::Args)]
@@ -38,12 +31,7 @@ pub struct ManArgs {
 
 /// Prints the completion script of `shell` for `cmd` on stdout.
 pub fn completions(args: CompletionsArgs, cmd: clap::Command) -> anyhow::Result<()> {
-    let shell = match args.shell {
-        Shell::Bash => manual::Shell::Bash,
-        Shell::Zsh => manual::Shell::Zsh,
-        Shell::Fish => manual::Shell::Fish,
-    };
-    write_stdout(&manual::completions(shell, cmd))
+    write_stdout(&manual::completions(args.shell, cmd))
 }
 
 /// Writes a man page for `cmd` and one for each of its subcommands, at
@@ -94,6 +82,14 @@ enum DocsWhat {
         #[arg(value_name = "FILE", required = true)]
         files: Vec<PathBuf>,
     },
+    /// Print every option a user sees and clap's own default of it:
+    /// `COMMAND<TAB>FLAGS<TAB>DEFAULT`
+    Options,
+    /// Print every file a campaign's results folder may hold
+    ResultsFiles,
+    /// Read command lines as check-args does and print `WHERE<TAB>IO`:
+    /// the I/O backend each would use, or `-`
+    Io,
 }
 
 /// Runs `pktlab docs ...` (`words` without the program's name). `cmd` and
@@ -127,6 +123,11 @@ pub fn docs(
         DocsWhat::CheckCampaign { files } => {
             say_failures(&pktlab_campaign::keys::check_files(&files)?)
         }
+        DocsWhat::Options => write_stdout(&lines(facts::options(&cmd))),
+        DocsWhat::ResultsFiles => write_stdout(&lines(facts::results_files())),
+        DocsWhat::Io => write_stdout(&lines(facts::io_lines(std::io::stdin().lock(), |w| {
+            cmd.clone().try_get_matches_from(w).ok()
+        })?)),
     }
 }
 

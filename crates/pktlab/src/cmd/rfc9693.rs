@@ -50,8 +50,8 @@ pub struct Args {
     /// plus a quarter]
     #[arg(long = "max-connections", value_name = "N")]
     pub max_connections: Option<u64>,
-    /// The preliminary phase's rate of the capacity and tear-down tests
-    /// [default: 50k]
+    /// The preliminary phase's rate of the capacity, throughput and
+    /// tear-down tests [default: 50k]
     #[arg(long = "setup-rate", value_name = "RATE")]
     pub setup_rate: Option<String>,
     /// The Responder's rate in the validation [default: 50k]
