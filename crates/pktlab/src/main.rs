@@ -20,7 +20,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    // gen, recv and bench take their help from their Args' doc comments.
+    // gen, recv, bench and knob take their help from their Args' doc comments.
     Gen(cmd::gen::Args),
     Recv(cmd::recv::Args),
     /// Build, inspect or remove the built-in namespace lab
@@ -62,8 +62,6 @@ enum Command {
     },
     /// Run a job for a controller on another host (started over ssh)
     Worker(cmd::worker::Args),
-    /// What the built-in DUT configurations run on the DUT (not for people)
-    #[command(hide = true)]
     Knob(cmd::knob::Args),
     /// Print shell completions (bash, zsh, fish)
     Completions(cmd::docs::CompletionsArgs),
@@ -116,8 +114,8 @@ fn main() {
         Command::PktgenLog(a) => cmd::pktgen_log::run(a),
         Command::Worker(a) => cmd::worker::run(a),
         Command::Knob(a) => cmd::knob::run(a),
-        Command::Completions(a) => cmd::docs::completions(a, Cli::command()),
-        Command::Man(a) => cmd::docs::man(a, Cli::command()),
+        Command::Completions(a) => cmd::docs::completions(a, command()),
+        Command::Man(a) => cmd::docs::man(a, command()),
         Command::PktGen { args } => {
             finish(
                 pktlab_pktgen::NAME,

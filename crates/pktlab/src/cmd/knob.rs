@@ -1,8 +1,9 @@
 //! `pktlab knob`: what the built-in DUT configurations of Linux's fast
 //! paths and knobs run on the DUT (in the built-in lab's DUT namespace, or
-//! on a DUT host over ssh). Not for people: the configurations' lines
-//! (`crates/lab/src/dut.rs`) call it. Arguments and glue only; the work is
-//! in `pktlab_io::fastpath` and `pktlab_lab::knobs`.
+//! on a DUT host over ssh), for people to run on a DUT of their own; the
+//! configurations' lines (`crates/lab/src/dut.rs`) call it too, and its
+//! `state` and `host-sysctl` are theirs alone (hidden). Arguments and glue
+//! only; the work is in `pktlab_io::fastpath` and `pktlab_lab::knobs`.
 
 use std::time::Duration;
 
@@ -14,10 +15,16 @@ use pktlab_report::knob as out;
 
 use crate::cmd::common;
 
-/// Attach or detach a DUT fast path, thread NAPI, set or restore a host
-/// sysctl, or print the state the DUT configurations change (run by the
-/// built-in DUT configurations' command lines)
+/// Linux's fast paths and knobs on ports, by hand: XDP and tc routers, threaded NAPI, XDP's drops
+///
+/// What the built-in DUT configurations run on the DUT, for a Linux DUT of
+/// your own (in a campaign file's apply and revert lines) or a look outside
+/// a campaign: the XDP and tc routers attached to or detached from ports,
+/// NAPI in threads, a router's counters, XDP's drops on this host. Run it
+/// where the ports are (ip netns exec NS pktlab knob ... in a namespace),
+/// as root.
 #[derive(Parser, Debug)]
+#[command(verbatim_doc_comment)]
 pub struct Args {
     #[command(subcommand)]
     pub what: What,
@@ -35,13 +42,14 @@ pub enum What {
     #[command(name = "napi-threads")]
     NapiThreads(NapiArgs),
     /// A host-wide sysctl: set (its old value saved first) or restore
-    #[command(name = "host-sysctl")]
+    #[command(name = "host-sysctl", hide = true)]
     HostSysctl(HostArgs),
     /// Attached programs (by name) and host sysctls, for the state probe
+    #[command(hide = true)]
     State(PortsArg),
-    /// The fast path's own counters on a port
+    /// The counters of the XDP or tc router on a port
     Stats(StatsArgs),
-    /// Frames XDP drops on this host during SECS seconds, by place
+    /// Frames XDP drops on this host during SECS seconds, by place and cause
     #[command(name = "xdp-drops")]
     XdpDrops(XdpDropsArgs),
 }
@@ -69,6 +77,7 @@ pub enum Action {
 
 #[derive(ClapArgs, Debug)]
 pub struct XdpArgs {
+    /// Attach the router to every port given, or detach it
     pub action: Action,
     /// How to reach the egress port
     #[arg(long, value_enum, default_value = "plain")]
@@ -80,6 +89,7 @@ pub struct XdpArgs {
     /// Frames each CPU's queue holds
     #[arg(long, default_value_t = fastpath::DEFAULT_QUEUE)]
     pub queue: u32,
+    /// The ports it forwards between (every DUT port)
     #[arg(required = true, value_name = "PORT")]
     pub ports: Vec<String>,
 }
@@ -92,10 +102,12 @@ pub enum RedirectArg {
 
 #[derive(ClapArgs, Debug)]
 pub struct TcArgs {
+    /// Attach the router to every port given, or detach it
     pub action: Action,
     /// tcx or a clsact filter (default: tcx where the kernel has it)
     #[arg(long, value_enum)]
     pub hook: Option<HookArg>,
+    /// The ports it forwards between (every DUT port)
     #[arg(required = true, value_name = "PORT")]
     pub ports: Vec<String>,
 }
@@ -114,10 +126,12 @@ pub enum OnOff {
 
 #[derive(ClapArgs, Debug)]
 pub struct NapiArgs {
+    /// on: each port's NAPI in a kernel thread; off: back in the softirq
     pub state: OnOff,
     /// Pin the NAPI threads to these CPUs (a hexadecimal mask)
     #[arg(long = "cpus-mask", value_name = "MASK")]
     pub cpus_mask: Option<String>,
+    /// The ports
     #[arg(required = true, value_name = "PORT")]
     pub ports: Vec<String>,
 }
@@ -146,6 +160,7 @@ pub struct PortsArg {
 
 #[derive(ClapArgs, Debug)]
 pub struct StatsArgs {
+    /// A port the router is attached to
     #[arg(value_name = "PORT")]
     pub port: String,
     /// One JSON object
