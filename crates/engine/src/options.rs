@@ -28,7 +28,7 @@ fn bad(message: impl Into<String>) -> EngineError {
 }
 
 /// The generator's options, as words (`pktlab gen`'s flags).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct GenOptions {
     pub iface: Option<String>,
     pub io: String,

@@ -8,7 +8,7 @@ use std::process::Command;
 use common::pktlab;
 
 /// Every subcommand of pktlab, written out by hand.
-const SUBCOMMANDS: [&str; 18] = [
+const SUBCOMMANDS: [&str; 19] = [
     "gen",
     "recv",
     "lab",
@@ -25,6 +25,7 @@ const SUBCOMMANDS: [&str; 18] = [
     "pktgen-log",
     "pkt-gen",
     "worker",
+    "knob",
     "completions",
     "man",
 ];
@@ -85,6 +86,11 @@ fn man_pages_for_every_subcommand_render() {
             "pktlab-history-report",
             "pktlab-history-compare",
             "pktlab-history-list",
+            "pktlab-knob-xdp-forward",
+            "pktlab-knob-tc-forward",
+            "pktlab-knob-napi-threads",
+            "pktlab-knob-stats",
+            "pktlab-knob-xdp-drops",
         ]
         .map(String::from),
     );

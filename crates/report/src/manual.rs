@@ -16,9 +16,11 @@ pub enum Shell {
     Fish,
 }
 
-/// The completion script of `shell` for `cmd`.
-pub fn completions(shell: Shell, mut cmd: clap::Command) -> String {
+/// The completion script of `shell` for `cmd`: hidden options (those a
+/// command refuses) and hidden subcommands are not offered.
+pub fn completions(shell: Shell, cmd: clap::Command) -> String {
     use clap_complete::shells;
+    let mut cmd = visible_only(&cmd);
     let mut out = Vec::new();
     let name = cmd.get_name().to_string();
     match shell {
@@ -27,6 +29,30 @@ pub fn completions(shell: Shell, mut cmd: clap::Command) -> String {
         Shell::Fish => clap_complete::generate(shells::Fish, &mut cmd, name, &mut out),
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `cmd` without its hidden options and subcommands, at every depth:
+/// clap_complete offers every option, hidden or not.
+fn visible_only(cmd: &clap::Command) -> clap::Command {
+    // clap names are `&'static str` without its `string` feature; these
+    // few names live until the command exits anyway.
+    let name: &'static str = Box::leak(cmd.get_name().to_string().into_boxed_str());
+    let mut out = clap::Command::new(name)
+        .disable_help_flag(cmd.is_disable_help_flag_set())
+        .disable_version_flag(cmd.is_disable_version_flag_set());
+    if let Some(about) = cmd.get_about() {
+        out = out.about(about.clone());
+    }
+    if let Some(v) = cmd.get_version() {
+        out = out.version(&*Box::leak(v.to_string().into_boxed_str()));
+    }
+    for a in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+        out = out.arg(a.clone());
+    }
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        out = out.subcommand(visible_only(sub));
+    }
+    out
 }
 
 /// Writes a man page for `cmd` and one for each of its subcommands, at

@@ -18,7 +18,8 @@ pub struct RecordArgs {
     #[arg(long = "label", value_name = "LABEL")]
     pub label: Option<String>,
     /// History database: an SQLite file or a postgresql:// URL [default:
-    /// $PKTLAB_HISTORY_DB, else ~/.local/share/pktlab/history.sqlite]
+    /// $PKTLAB_HISTORY_DB, else $XDG_DATA_HOME/pktlab/history.sqlite, else
+    /// ~/.local/share/pktlab/history.sqlite]
     #[arg(long = "db", value_name = "DB")]
     pub db: Option<String>,
 }
