@@ -263,6 +263,12 @@ fn campaign(command: &str, key: &str) -> Option<Real> {
             p.traffics[0].rate_pps,
         )),
         "--threads" => v(p.traffics[0].threads.to_string()),
+        "--traffic" => v(p
+            .traffics
+            .iter()
+            .map(|t| t.name.clone())
+            .collect::<Vec<_>>()
+            .join(",")),
         "--io" => Some(campaign_io(command)),
         "--drop-trace" => {
             use pktlab_loss::drops::DropTrace;

@@ -74,6 +74,7 @@ pub struct CampaignArgs {
     #[arg(long = "seed", value_name = "N")]
     pub seed: Option<u64>,
     /// Traffic profiles: inet4 (2000 IPv4 flows), inet6, or both (inet4,inet6)
+    /// [default: inet4]
     #[arg(long = "traffic", value_name = "LIST", conflicts_with = "campaign")]
     pub traffic: Option<String>,
     /// Frame size or mix, as for gen -l [default: 64 for inet4, 80 for inet6]
